@@ -40,7 +40,7 @@ def batch_norm(
     if rank is None:
         raise ValueError(f"batch_norm: {x.name} needs a known rank")
     channel_axis = axis % rank
-    channels = x.shape[channel_axis]
+    channels = x.shape.as_list()[channel_axis]
     if channels is None:
         raise ValueError(f"batch_norm: {x.name} needs a known size along axis {axis}")
     if not 0.0 <= momentum < 1.0:
@@ -61,8 +61,9 @@ def batch_norm(
         batch_mean, batch_variance = tf.nn.moments(x, reduce_axes)
         decay = tf.constant(1.0 - momentum, dtype, name="decay")
         for variable, value in ((moving_mean, batch_mean), (moving_variance, batch_variance)):
-            update = tf.assign_sub(variable, (variable - value) * decay, name=f"update_{variable.op.name.split('/')[-1]}")
-            tf.add_to_collection(UPDATE_OPS, update)
+            short_name = variable.op.name.rsplit("/", 1)[-1]
+            update = tf.assign_sub(variable, (variable - value) * decay, name=f"update_{short_name}")
+            tf.add_to_collection(UPDATE_OPS, update.op)
         if isinstance(training, bool):
             mean, variance = (batch_mean, batch_variance) if training else (moving_mean, moving_variance)
         else:

@@ -18,7 +18,7 @@ from devplace._tf import tf
 from devplace.devices import DeviceSpecError, canonical_device, parse_device
 from devplace.session import short_device
 
-__all__ = ["OpPlacement", "PlacementReport", "Transfer", "placement"]
+__all__ = ["OpPlacement", "PlacementReport", "Transfer", "placement", "transfers"]
 
 _RUNTIME_OPS = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
 
@@ -82,7 +82,9 @@ class PlacementReport:
         for op in self.ops:
             if op.name == name:
                 return op
-        raise KeyError(f"no op named {name!r} ran; ops that ran: {', '.join(o.name for o in self.ops)}")
+        raise KeyError(
+            f"no op named {name!r} ran; ops that ran: {', '.join(o.name for o in self.ops)}"
+        )
 
     def actual(self, name: str) -> str:
         """The device op `name` ran on."""
@@ -135,7 +137,9 @@ class PlacementReport:
             count_bytes[1] += t.bytes
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["op", "type", "requested", "actual", "moved", "transfers_out", "bytes_out"])
+        writer.writerow(
+            ["op", "type", "requested", "actual", "moved", "transfers_out", "bytes_out"]
+        )
         for op in self.ops:
             count, size = sent.get(op.name, [0, 0])
             writer.writerow([op.name, op.op_type, op.requested, op.actual, op.moved, count, size])
@@ -153,12 +157,20 @@ class PlacementReport:
             sent[key] = sent.get(key, 0) + 1
         header = ("op", "type", "requested", "actual", "transfers out")
         rows = [
-            (op.name, op.op_type, op.requested or "-", op.actual + (" *" if op.moved else ""),
-             str(sent.get(op.name, "")))
+            (
+                op.name,
+                op.op_type,
+                op.requested or "-",
+                op.actual + (" *" if op.moved else ""),
+                str(sent.get(op.name, "")),
+            )
             for op in self.ops
         ]
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in [header, *rows]
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines.append(
             f"{self.transfer_count} cross-device transfers, {self.transfer_bytes} bytes"
@@ -218,33 +230,50 @@ def _tensor_bytes(graph: Any, tensor: str, sizes: dict[str, list[int]]) -> int:
     return int(t.shape.num_elements()) * t.dtype.size
 
 
+def _canonical_or_raw(device: str) -> str:
+    try:
+        return canonical_device(device)
+    except DeviceSpecError:
+        return device
+
+
+def _send_transfer(
+    node: Any, nodes: dict[str, Any], graph: Any, sizes: dict[str, list[int]]
+) -> Transfer:
+    source = node.input[0]
+    source_node = nodes.get(source.split(":")[0])
+    control = source_node is not None and "/ctrl/" in source_node.name
+    return Transfer(
+        tensor=source if ":" in source else f"{source}:0",
+        source=short_device(node.attr["send_device"].s.decode()),
+        destination=short_device(node.attr["recv_device"].s.decode()),
+        bytes=0 if control else _tensor_bytes(graph, source, sizes),
+        control=control,
+    )
+
+
+def transfers(graph: Any, run_metadata: Any) -> list[Transfer]:
+    """The cross-device transfers of a run traced with `output_partition_graphs=True`."""
+    sizes = _output_bytes(run_metadata)
+    found = []
+    for partition in run_metadata.partition_graphs:
+        nodes = {n.name: n for n in partition.node}
+        found.extend(
+            _send_transfer(n, nodes, graph, sizes) for n in partition.node if n.op == "_Send"
+        )
+    return found
+
+
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
     """Run `fetches` once and report where every op ran and what crossed devices."""
     graph = sess.graph
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE, output_partition_graphs=True)
     metadata = tf.RunMetadata()
     sess.run(fetches, feed_dict=feed, options=options, run_metadata=metadata)
-    sizes = _output_bytes(metadata)
     ops: list[OpPlacement] = []
-    transfers: list[Transfer] = []
     ran: set[str] = set()
     for partition in metadata.partition_graphs:
-        nodes = {n.name: n for n in partition.node}
         for node in partition.node:
-            if node.op == "_Send":
-                source = node.input[0]
-                source_node = nodes.get(source.split(":")[0])
-                control = source_node is not None and "/ctrl/" in source_node.name
-                transfers.append(
-                    Transfer(
-                        tensor=source if ":" in source else f"{source}:0",
-                        source=short_device(node.attr["send_device"].s.decode()),
-                        destination=short_device(node.attr["recv_device"].s.decode()),
-                        bytes=0 if control else _tensor_bytes(graph, source, sizes),
-                        control=control,
-                    )
-                )
-                continue
             if node.op in _RUNTIME_OPS:
                 continue
             try:
@@ -255,4 +284,4 @@ def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
             ops.append(OpPlacement(node.name, node.op, requested, short_device(node.device)))
     wanted = _closure(_fetch_ops(graph, fetches))
     ops.sort(key=lambda op: op.name)
-    return PlacementReport(ops, transfers, sorted(wanted - ran))
+    return PlacementReport(ops, transfers(graph, metadata), sorted(wanted - ran))

@@ -181,6 +181,7 @@ class Session(tf.Session):
         config: Any = None,
         graph: Any = None,
     ):
+        self._session = None  # so tf.Session.__del__ copes when an option is rejected below
         target = target or ""
         if not isinstance(target, str):
             raise TypeError(f"Session: target must be a string like 'grpc://host:port', got {target!r}")

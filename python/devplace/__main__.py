@@ -1,0 +1,3 @@
+from devplace.cli import main
+
+raise SystemExit(main())

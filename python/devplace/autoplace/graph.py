@@ -1,0 +1,249 @@
+"""The placement problem: ops, edges, devices, costs, memory and constraints.
+
+A `Problem` is plain arrays indexed by op (0..n-1) and device (0..d-1), so placers and the
+simulator never touch TensorFlow. Times are in one unit per problem (µs for TF graphs, the
+workload files' own unit for those); memory in bytes.
+
+Transfer time of op u's output from device a to device b (a != b) is
+``link_alpha[a, b] + link_beta[a, b] * xfer[u]``; zero on the same device.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Device", "InfeasibleError", "PlacementError", "Problem"]
+
+
+class PlacementError(ValueError):
+    """A placement problem or assignment that cannot be used; the message names the input."""
+
+
+class InfeasibleError(PlacementError):
+    """No assignment satisfies the constraints (memory caps, kernels, pins, colocation)."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device of a placement problem.
+
+    `kind` is "cpu" or "acc" (any accelerator); `memory` the cap in bytes (inf: none);
+    `slots` how many ops it may run at once; `pool` names a shared thread pool (see
+    `Problem.pool_capacity`), None for a private one.
+    """
+
+    name: str
+    kind: str = "acc"
+    memory: float = float("inf")
+    slots: int = 1
+    pool: str | None = None
+
+
+@dataclass
+class Problem:
+    """Ops, edges, devices and costs of one placement problem (validated on creation)."""
+
+    names: list[str]
+    devices: list[Device]
+    compute: np.ndarray
+    edges: list[tuple[int, int]]
+    xfer: np.ndarray
+    link_alpha: np.ndarray
+    link_beta: np.ndarray
+    memory: np.ndarray
+    out_bytes: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    is_param: np.ndarray | None = None
+    serial_links: bool = True
+    pool_capacity: dict[str, int] = field(default_factory=dict)
+    name: str = "problem"
+
+    def __post_init__(self) -> None:
+        n, d = len(self.names), len(self.devices)
+        if n == 0:
+            raise PlacementError(f"problem {self.name!r} has no ops; hint: pass a non-empty graph")
+        if d == 0:
+            raise PlacementError(
+                f"problem {self.name!r} has no devices; hint: pass devices=['/device:CPU:0', ...]"
+            )
+        self.compute = np.asarray(self.compute, dtype=float)
+        self.xfer = np.asarray(self.xfer, dtype=float)
+        self.link_alpha = np.asarray(self.link_alpha, dtype=float)
+        self.link_beta = np.asarray(self.link_beta, dtype=float)
+        self.memory = np.asarray(self.memory, dtype=float)
+        self.out_bytes = (
+            np.zeros(n) if self.out_bytes is None else np.asarray(self.out_bytes, dtype=float)
+        )
+        self.groups = (
+            np.arange(n) if self.groups is None else np.asarray(self.groups, dtype=np.int64)
+        )
+        self.is_param = (
+            np.zeros(n, dtype=bool) if self.is_param is None else np.asarray(self.is_param, bool)
+        )
+        self._check_shapes(n, d)
+        self.edges = sorted(set((int(u), int(v)) for u, v in self.edges))
+        self.preds: list[list[int]] = [[] for _ in range(n)]
+        self.succs: list[list[int]] = [[] for _ in range(n)]
+        for u, v in self.edges:
+            if not (0 <= u < n and 0 <= v < n) or u == v:
+                raise PlacementError(
+                    f"edge ({u}, {v}) of problem {self.name!r} is not between two distinct ops "
+                    f"0..{n - 1}"
+                )
+            self.preds[v].append(u)
+            self.succs[u].append(v)
+        self.topo = self._topological_order()
+        self.topo_index = np.empty(n, dtype=np.int64)
+        self.topo_index[self.topo] = np.arange(n)
+        self.allowed = np.isfinite(self.compute)
+        for pool in {dev.pool for dev in self.devices if dev.pool is not None}:
+            self.pool_capacity.setdefault(pool, 1)
+
+    def _check_shapes(self, n: int, d: int) -> None:
+        expect = {
+            "compute": (self.compute, (n, d)),
+            "xfer": (self.xfer, (n,)),
+            "link_alpha": (self.link_alpha, (d, d)),
+            "link_beta": (self.link_beta, (d, d)),
+            "memory": (self.memory, (n,)),
+            "out_bytes": (self.out_bytes, (n,)),
+            "groups": (self.groups, (n,)),
+            "is_param": (self.is_param, (n,)),
+        }
+        for key, (arr, shape) in expect.items():
+            if arr.shape != shape:
+                raise PlacementError(
+                    f"{key} of problem {self.name!r} has shape {arr.shape}, expected {shape} "
+                    f"({n} ops, {d} devices)"
+                )
+        if np.any(np.isnan(self.compute)) or np.any(self.compute < 0):
+            raise PlacementError(
+                f"compute of problem {self.name!r} has negative or NaN times; "
+                "hint: use inf for 'no kernel on this device'"
+            )
+        for key in ("xfer", "link_alpha", "link_beta", "memory", "out_bytes"):
+            arr = getattr(self, key)
+            if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+                raise PlacementError(
+                    f"{key} of problem {self.name!r} must be finite and >= 0"
+                )
+
+    def _topological_order(self) -> list[int]:
+        """Kahn's algorithm taking the smallest op index first; raises on a cycle."""
+        indeg = [len(p) for p in self.preds]
+        heap = [i for i, k in enumerate(indeg) if k == 0]
+        heapq.heapify(heap)
+        order: list[int] = []
+        while heap:
+            u = heapq.heappop(heap)
+            order.append(u)
+            for v in self.succs[u]:
+                indeg[v] -= 1
+                if indeg[v] == 0:
+                    heapq.heappush(heap, v)
+        if len(order) != len(self.names):
+            stuck = [self.names[i] for i, k in enumerate(indeg) if k > 0][:5]
+            raise PlacementError(
+                f"problem {self.name!r} has a cycle through ops {stuck}; "
+                "hint: placement needs a DAG (drop back edges of loops)"
+            )
+        return order
+
+    @property
+    def n(self) -> int:
+        """Number of ops."""
+        return len(self.names)
+
+    @property
+    def d(self) -> int:
+        """Number of devices."""
+        return len(self.devices)
+
+    @property
+    def caps(self) -> np.ndarray:
+        """Memory cap per device (inf: none)."""
+        return np.array([dev.memory for dev in self.devices], dtype=float)
+
+    def comm(self, u: int, a: int, b: int) -> float:
+        """Time to move op u's output from device a to device b."""
+        if a == b:
+            return 0.0
+        return float(self.link_alpha[a, b] + self.link_beta[a, b] * self.xfer[u])
+
+    def group_members(self) -> list[np.ndarray]:
+        """Ops of each colocation group, indexed by group label (relabelled 0..g-1)."""
+        _, labels = np.unique(self.groups, return_inverse=True)
+        order = np.argsort(labels, kind="stable")
+        bounds = np.flatnonzero(np.diff(labels[order])) + 1
+        return np.split(order, bounds)
+
+    def group_allowed(self) -> np.ndarray:
+        """allowed[i, d] reduced over i's colocation group: every member can run on d."""
+        _, labels = np.unique(self.groups, return_inverse=True)
+        ok = np.ones((labels.max() + 1, self.d), dtype=bool)
+        np.logical_and.at(ok, labels, self.allowed)
+        return ok[labels]
+
+    def check(self, assignment: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Validate an assignment (device index per op): kernels and colocation; returns it."""
+        a = np.asarray(assignment, dtype=np.int64)
+        if a.shape != (self.n,) or a.min() < 0 or a.max() >= self.d:
+            raise PlacementError(
+                f"assignment for problem {self.name!r} must give a device 0..{self.d - 1} "
+                f"for each of its {self.n} ops"
+            )
+        bad = np.flatnonzero(~self.allowed[np.arange(self.n), a])
+        if bad.size:
+            i = int(bad[0])
+            raise PlacementError(
+                f"op {self.names[i]!r} cannot run on {self.devices[a[i]].name} "
+                "(no kernel or pinned elsewhere)"
+            )
+        for members in self.group_members():
+            if len(set(a[members].tolist())) > 1:
+                raise PlacementError(
+                    f"colocated ops {[self.names[i] for i in members[:4]]} are split across "
+                    "devices; hint: give every member of a colocation group the same device"
+                )
+        return a
+
+    def min_compute(self) -> np.ndarray:
+        """Fastest time of each op over the devices it may use."""
+        return np.where(self.allowed, self.compute, np.inf).min(axis=1)
+
+    def lower_bound(self) -> float:
+        """max(critical path at fastest speeds without transfers, total work / devices)."""
+        fastest = self.min_compute()
+        finish = np.zeros(self.n)
+        for v in self.topo:
+            start = max((finish[u] for u in self.preds[v]), default=0.0)
+            finish[v] = start + fastest[v]
+        slots = sum(dev.slots for dev in self.devices)
+        for pool, cap in self.pool_capacity.items():
+            in_pool = sum(dev.slots for dev in self.devices if dev.pool == pool)
+            slots -= max(0, in_pool - cap)
+        return float(max(finish.max(), fastest.sum() / max(slots, 1)))
+
+    def restricted(self, allowed: np.ndarray, name: str | None = None) -> Problem:
+        """The same problem with compute set to inf where `allowed` is False (pins)."""
+        compute = np.where(allowed, self.compute, np.inf)
+        return Problem(
+            names=self.names,
+            devices=self.devices,
+            compute=compute,
+            edges=self.edges,
+            xfer=self.xfer,
+            link_alpha=self.link_alpha,
+            link_beta=self.link_beta,
+            memory=self.memory,
+            out_bytes=self.out_bytes,
+            groups=self.groups,
+            is_param=self.is_param,
+            serial_links=self.serial_links,
+            pool_capacity=dict(self.pool_capacity),
+            name=name or self.name,
+        )

@@ -1,0 +1,97 @@
+"""What the placers share: group-aware assignment with memory accounting, and ranks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from devplace.autoplace.graph import InfeasibleError, Problem
+
+__all__ = ["Assigner", "data_ready", "mean_comm", "upward_rank"]
+
+
+class Assigner:
+    """A partial assignment that places whole colocation groups and tracks memory per device."""
+
+    def __init__(self, problem: Problem, check_memory: bool = True):
+        self.p = problem
+        self.assignment = np.full(problem.n, -1, dtype=np.int64)
+        _, self.label = np.unique(problem.groups, return_inverse=True)
+        self.members = problem.group_members()
+        self.group_mem = np.bincount(self.label, weights=problem.memory)
+        self.ok = problem.group_allowed()
+        self.caps = problem.caps if check_memory else np.full(problem.d, np.inf)
+        self.used = np.zeros(problem.d)
+        for i in range(problem.n):
+            if not self.ok[i].any():
+                raise InfeasibleError(
+                    f"op {problem.names[i]!r} and its colocation group have no device they can "
+                    "all run on; hint: check kernels, pins and colocation constraints"
+                )
+
+    def mask(self, op: int) -> np.ndarray:
+        """Devices op may go to now: its group's device if placed, else allowed ones that fit."""
+        placed = self.assignment[op]
+        if placed >= 0:
+            m = np.zeros(self.p.d, dtype=bool)
+            m[placed] = True
+            return m
+        return self.ok[op] & (self.used + self.group_mem[self.label[op]] <= self.caps * (1 + 1e-9))
+
+    def feasible_mask(self, op: int) -> np.ndarray:
+        """`mask(op)`, raising InfeasibleError naming the op when it is empty."""
+        m = self.mask(op)
+        if not m.any():
+            need = self.group_mem[self.label[op]]
+            raise InfeasibleError(
+                f"op {self.p.names[op]!r} (with its colocation group, {need:.4g} bytes) fits on "
+                f"no device it may use; free memory: "
+                f"{dict(zip([x.name for x in self.p.devices], (self.caps - self.used).tolist()))}"
+                "; hint: add devices or memory, or relax pins"
+            )
+        return m
+
+    def put(self, op: int, device: int) -> None:
+        """Assign op's whole colocation group to device."""
+        if self.assignment[op] >= 0:
+            return
+        group = self.members[self.label[op]]
+        self.assignment[group] = device
+        self.used[device] += self.group_mem[self.label[op]]
+
+    def result(self) -> np.ndarray:
+        """The complete assignment."""
+        if np.any(self.assignment < 0):
+            raise AssertionError("placer left ops unassigned")
+        return self.assignment.copy()
+
+
+def mean_comm(problem: Problem) -> np.ndarray:
+    """Average transfer time of each op's output over ordered pairs of distinct devices."""
+    d = problem.d
+    if d < 2:
+        return np.zeros(problem.n)
+    off = ~np.eye(d, dtype=bool)
+    return problem.link_alpha[off].mean() + problem.link_beta[off].mean() * problem.xfer
+
+
+def upward_rank(problem: Problem) -> np.ndarray:
+    """HEFT's upward rank: mean compute plus the longest mean-cost path to an exit."""
+    w = np.where(problem.allowed, problem.compute, np.nan)
+    mean_w = np.nanmean(w, axis=1)
+    c = mean_comm(problem)
+    rank = np.zeros(problem.n)
+    for u in reversed(problem.topo):
+        tail = max((c[u] + rank[v] for v in problem.succs[u]), default=0.0)
+        rank[u] = mean_w[u] + tail
+    return rank
+
+
+def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.ndarray) -> np.ndarray:
+    """Earliest time op's inputs can be on each device, given its placed predecessors."""
+    ready = np.zeros(problem.d)
+    for u in problem.preds[op]:
+        src = assignment[u]
+        arrive = finish[u] + problem.link_alpha[src] + problem.link_beta[src] * problem.xfer[u]
+        arrive[src] = finish[u]
+        np.maximum(ready, arrive, out=ready)
+    return ready

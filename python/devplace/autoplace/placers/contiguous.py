@@ -1,0 +1,167 @@
+"""Contiguous split: the model cut into consecutive pieces, one accelerator each.
+
+The order is a depth-first topological order (each op right after the inputs it needs, so a
+weight sits next to its user). A piece must fit its accelerator's memory; the cost of cutting
+before position j is the transfer time of every tensor made before j and used at or after j,
+between two accelerators. A sliding-window dynamic programme (as Tarnawski et al.'s for
+pipelines) picks at most one cut fewer than there are accelerators, minimising total cut cost.
+Without accelerators, or when one holds everything, it is one piece on the fastest device.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from devplace.autoplace.graph import Problem
+from devplace.autoplace.placers._common import Assigner
+
+__all__ = ["contiguous", "depth_first_order"]
+
+
+def depth_first_order(problem: Problem) -> list[int]:
+    """Topological order emitting each op right after its not-yet-emitted inputs."""
+    done = np.zeros(problem.n, dtype=bool)
+    order: list[int] = []
+    for root in problem.topo:
+        if problem.succs[root] or done[root]:
+            continue
+        stack = [(root, 0)]
+        while stack:
+            v, k = stack.pop()
+            if done[v]:
+                continue
+            preds = problem.preds[v]
+            if k < len(preds):
+                stack.append((v, k + 1))
+                if not done[preds[k]]:
+                    stack.append((preds[k], 0))
+                continue
+            done[v] = True
+            order.append(v)
+    return order
+
+
+def _cut_costs(problem: Problem, pos: np.ndarray, beta: float, alpha: float) -> np.ndarray:
+    """cut[j]: transfer cost of tensors made before position j and used at or after j."""
+    diff = np.zeros(problem.n + 1)
+    for u in range(problem.n):
+        if problem.succs[u]:
+            last = max(pos[v] for v in problem.succs[u])
+            cost = alpha + beta * problem.xfer[u]
+            diff[pos[u] + 1] += cost
+            diff[last + 1] -= cost
+    return np.cumsum(diff)[: problem.n]
+
+
+def _window_min(values: np.ndarray, lo_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each j in 1..n: min and argmin of values[i] over lo_of[j] <= i < j."""
+    n = len(values) - 1
+    best = np.full(n + 1, np.inf)
+    arg = np.zeros(n + 1, dtype=np.int64)
+    window: deque[int] = deque()
+    for j in range(1, n + 1):
+        i = j - 1
+        if np.isfinite(values[i]):
+            while window and values[window[-1]] >= values[i]:
+                window.pop()
+            window.append(i)
+        while window and window[0] < lo_of[j]:
+            window.popleft()
+        if window:
+            best[j], arg[j] = values[window[0]], window[0]
+    return best, arg
+
+
+def contiguous(problem: Problem) -> np.ndarray:
+    """Least-cost split of the depth-first order into accelerator and CPU pieces."""
+    accs = [i for i, dev in enumerate(problem.devices) if dev.kind != "cpu"]
+    cpus = [i for i, dev in enumerate(problem.devices) if dev.kind == "cpu"]
+    order = depth_first_order(problem)
+    pos = np.empty(problem.n, dtype=np.int64)
+    pos[order] = np.arange(problem.n)
+    n = problem.n
+    state = Assigner(problem)
+    if not accs or not cpus:
+        devs = accs or cpus
+        cpus = []
+    else:
+        devs = accs
+    a0, a1 = devs[0], devs[1] if len(devs) > 1 else devs[0]
+    base = _cut_costs(problem, pos, 1.0, 0.0)
+    aa = problem.link_beta[a0, a1] * base + problem.link_alpha[a0, a1] * (base > 0)
+    ac = np.zeros(n)
+    if cpus:
+        c0 = cpus[0]
+        ac = problem.link_beta[a0, c0] * base + problem.link_alpha[a0, c0] * (base > 0)
+    fast = np.where(problem.allowed[order, a0], problem.compute[order, a0], 1e3 * problem.min_compute()[order])
+    w_acc = np.concatenate([[0.0], np.cumsum(fast)])
+    w_cpu = np.zeros(n + 1)
+    if cpus:
+        w_cpu = np.concatenate([[0.0], np.cumsum(problem.compute[order, cpus[0]])])
+    mem = np.concatenate([[0.0], np.cumsum(problem.memory[order])])
+    cap = float(problem.devices[a0].memory) * (1 + 1e-9)
+    lo_of = np.searchsorted(mem, mem - cap, side="left")
+    k_max = len(devs)
+    # acc[k][j] / cpu[k][j]: least time covering positions [0, j) with k accelerator pieces,
+    # the last piece on an accelerator / on the CPU.
+    f_acc = np.full((k_max + 1, n + 1), np.inf)
+    f_cpu = np.full((k_max + 1, n + 1), np.inf)
+    b_acc = np.zeros((k_max + 1, n + 1, 2), dtype=np.int64)
+    b_cpu = np.zeros((k_max + 1, n + 1, 2), dtype=np.int64)
+    start_cost = np.full(n + 1, np.inf)
+    start_cost[0] = 0.0
+    cut_aa = np.concatenate([aa, [0.0]])
+    cut_ac = np.concatenate([ac, [0.0]])
+    for k in range(0, k_max + 1):
+        if k > 0:
+            from_acc = f_acc[k - 1] + cut_aa
+            from_cpu = f_cpu[k - 1] + cut_ac
+            prev = np.minimum(from_acc, from_cpu)
+            if k == 1:
+                prev = np.minimum(prev, start_cost)
+            best, arg = _window_min(prev - w_acc, lo_of)
+            f_acc[k] = best + w_acc
+            b_acc[k, :, 0] = arg
+            b_acc[k, :, 1] = np.where(from_cpu[arg] < from_acc[arg], 1, 0)
+        if cpus:
+            prev = f_acc[k] + cut_ac
+            if k == 0:
+                prev = np.minimum(prev, start_cost)
+            best, arg = _window_min(prev - w_cpu, np.zeros(n + 1, dtype=np.int64))
+            f_cpu[k] = best + w_cpu
+            b_cpu[k, :, 0] = arg
+    total = np.minimum(f_acc[:, n], f_cpu[:, n])
+    if not np.isfinite(total).any():
+        return _fill(problem, state, order, devs)
+    k = int(np.argmin(total))
+    on_cpu = bool(f_cpu[k, n] < f_acc[k, n])
+    piece = np.empty(n, dtype=np.int64)
+    j = n
+    while j > 0:
+        if on_cpu:
+            i = int(b_cpu[k, j, 0])
+            piece[i:j] = cpus[0]
+            on_cpu = False
+        else:
+            i, was_cpu = int(b_acc[k, j, 0]), bool(b_acc[k, j, 1])
+            piece[i:j] = devs[k - 1]
+            k -= 1
+            on_cpu = was_cpu and i > 0
+        j = i
+    for p_ in range(n):
+        op = order[p_]
+        mask = state.feasible_mask(op)
+        want = int(piece[p_])
+        state.put(op, want if mask[want] else int(np.argmax(mask)))
+    return state.result()
+def _fill(problem: Problem, state: Assigner, order: list[int], accs: list[int]) -> np.ndarray:
+    """No memory-feasible split: fill accelerators in order, overflow to other devices."""
+    current = 0
+    for op in order:
+        mask = state.feasible_mask(op)
+        while current < len(accs) - 1 and not mask[accs[current]]:
+            current += 1
+        state.put(op, accs[current] if mask[accs[current]] else int(np.argmax(mask)))
+    return state.result()

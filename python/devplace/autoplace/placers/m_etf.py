@@ -1,0 +1,73 @@
+"""m-ETF (Baechi's memory-aware Earliest Task First), for heterogeneous devices.
+
+List scheduling: repeatedly take, among the ops whose inputs are all scheduled, the one that
+can start earliest on its best device (the device giving it the earliest finish among those
+that can still hold its colocation group); ties go to the higher upward rank. `prefer` lets
+m-SCT pin an op to the device of a chosen parent when that device can take it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from devplace.autoplace.graph import InfeasibleError, Problem
+from devplace.autoplace.placers._common import Assigner, data_ready, upward_rank
+
+__all__ = ["etf_schedule", "m_etf"]
+
+
+def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarray:
+    """ETF list scheduling; `prefer[v]` (or -1) names a parent whose device v should share."""
+    state = Assigner(problem)
+    rank = upward_rank(problem)
+    slots = [[0.0] * dev.slots for dev in problem.devices]
+    avail = np.zeros(problem.d)
+    finish = np.zeros(problem.n)
+    indeg = np.array([len(p) for p in problem.preds])
+    ready: list[int] = [v for v in range(problem.n) if indeg[v] == 0]
+    drt = {v: np.zeros(problem.d) for v in ready}
+    caps = state.caps * (1 + 1e-9)
+    while ready:
+        rows = np.array(ready)
+        placed = state.assignment[rows]
+        mask = state.ok[rows] & (
+            state.used[None, :] + state.group_mem[state.label[rows]][:, None] <= caps[None, :]
+        )
+        mask[placed >= 0] = False
+        mask[np.flatnonzero(placed >= 0), placed[placed >= 0]] = True
+        if prefer is not None:
+            par = prefer[rows]
+            for r in np.flatnonzero(par >= 0):
+                dv = state.assignment[par[r]]
+                if mask[r, dv]:
+                    mask[r] = False
+                    mask[r, dv] = True
+        empty = np.flatnonzero(~mask.any(axis=1))
+        if empty.size:
+            state.feasible_mask(int(rows[empty[0]]))  # raises with a clear message
+            raise InfeasibleError("no device can hold the ready ops")  # pragma: no cover
+        start = np.maximum(np.stack([drt[v] for v in ready]), avail[None, :])
+        end = np.where(mask, start + problem.compute[rows], np.inf)
+        best_dev = np.argmin(end, axis=1)
+        best_start = start[np.arange(len(rows)), best_dev]
+        key = np.lexsort((problem.topo_index[rows], -rank[rows], best_start))
+        r = int(key[0])
+        op, dv = int(rows[r]), int(best_dev[r])
+        state.put(op, dv)
+        finish[op] = end[r, dv]
+        k = int(np.argmin(slots[dv]))
+        slots[dv][k] = finish[op]
+        avail[dv] = min(slots[dv])
+        ready.pop(r)
+        del drt[op]
+        for v in problem.succs[op]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                ready.append(v)
+                drt[v] = data_ready(problem, v, state.assignment, finish)
+    return state.result()
+
+
+def m_etf(problem: Problem) -> np.ndarray:
+    """Memory-aware ETF placement."""
+    return etf_schedule(problem)

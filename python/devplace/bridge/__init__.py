@@ -1,0 +1,12 @@
+"""The bridge that lets Julia (DevPlace.jl) drive devplace in this Python process.
+
+`python -m devplace.bridge` runs the host: it reads request frames from Julia and answers them
+(docs/protocol.md). Modules: `wire` (value codec), `frames` (framing), `handles` (objects Julia
+holds), `callbacks` (Julia functions called from Python), `requests` (the operations), `host`
+(the loop), `julia_semantics` (Julia's operator and indexing rules applied to Python objects).
+"""
+
+from devplace.bridge.callbacks import JuliaError, JuliaFunction
+from devplace.bridge.host import PROTOCOL_VERSION, Host
+
+__all__ = ["PROTOCOL_VERSION", "Host", "JuliaError", "JuliaFunction"]

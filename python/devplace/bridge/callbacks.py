@@ -1,0 +1,49 @@
+"""Julia callables seen from Python, and Julia exceptions raised through them."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["JuliaError", "JuliaFunction"]
+
+
+class _Caller(Protocol):
+    def call_julia(
+        self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
+
+    def drop_julia(self, id: int) -> None: ...
+
+
+class JuliaError(Exception):
+    """A Julia exception thrown inside a Julia callable (or a `@pywith` body)."""
+
+    def __init__(self, julia_type: str, message: str, traceback: str = "") -> None:
+        super().__init__(f"{julia_type}: {message}")
+        self.julia_type = julia_type
+        self.message = message
+        self.julia_traceback = traceback
+
+
+class JuliaFunction:
+    """A Julia function that Python can call; each call is a callback into the Julia process."""
+
+    __slots__ = ("_caller", "id", "name", "__weakref__")
+
+    def __init__(self, caller: _Caller, id: int, name: str) -> None:
+        self._caller = caller
+        self.id = id
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call_julia(self, args, kwargs)
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<Julia function {self.name}>"
+
+    def __del__(self) -> None:
+        self._caller.drop_julia(self.id)

@@ -1,0 +1,123 @@
+"""Length-prefixed frames on a pair of file descriptors (docs/protocol.md, "Frames").
+
+A frame is `u32 length | u8 kind | u32 seq | body`, where `length` counts the bytes after
+itself. Reading never trusts `length` for an allocation larger than the data that arrived.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any
+
+__all__ = [
+    "CALLBACK",
+    "ERROR",
+    "HELLO",
+    "RELEASE",
+    "REPLY",
+    "REQUEST",
+    "FrameError",
+    "FrameReader",
+    "FrameWriter",
+]
+
+REQUEST = 1  # Julia -> Python: u8 opcode + one value (a tuple of arguments)
+REPLY = 2  # either way: one value, the result of request/callback `seq`
+ERROR = 3  # either way: (type, message, traceback) strings for request/callback `seq`
+CALLBACK = 4  # Python -> Julia: (function id, args tuple, kwargs dict)
+RELEASE = 5  # either way, no reply: a list of ids the sender no longer uses
+HELLO = 6  # Python -> Julia once at start: dict with protocol version, pid, python version
+KINDS = frozenset((REQUEST, REPLY, ERROR, CALLBACK, RELEASE, HELLO))
+
+HEADER = struct.Struct("<IBI")
+#: Bytes of kind + seq, counted in `length`.
+MIN_LENGTH = 5
+#: Default largest frame accepted (bytes after the length field).
+DEFAULT_MAX_FRAME = (1 << 32) - 1
+#: Frames up to this size are read straight into one buffer; larger ones grow with the data.
+_DIRECT = 1 << 28
+_CHUNK = 1 << 24
+
+
+class FrameError(Exception):
+    """The byte stream is not a sequence of frames any more (the stream is unusable)."""
+
+
+class FrameReader:
+    """Reads frames from a file descriptor."""
+
+    def __init__(self, fd: int, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.file = open(fd, "rb", buffering=1 << 16, closefd=False)  # noqa: SIM115
+        self.max_frame = max_frame
+
+    def _exactly(self, n: int) -> bytearray | None:
+        """`n` bytes, or None at a clean end of stream before the first byte."""
+        if n <= _DIRECT:
+            out = bytearray(n)
+            view = memoryview(out)
+            got = 0
+            while got < n:
+                k = self.file.readinto(view[got:])
+                if not k:
+                    break
+                got += k
+            if got == n:
+                return out
+            if got == 0:
+                return None
+            raise FrameError(f"stream ended inside a frame: got {got} of {n} bytes")
+        chunks: list[bytes] = []  # grow with the data, not with the claimed length
+        got = 0
+        while got < n:
+            chunk = self.file.read(min(_CHUNK, n - got))
+            if not chunk:
+                raise FrameError(f"stream ended inside a frame: got {got} of {n} bytes")
+            chunks.append(chunk)
+            got += len(chunk)
+        return bytearray(b"".join(chunks))
+
+    def read(self) -> tuple[int, int, memoryview] | None:
+        """The next `(kind, seq, body)`, or None when the peer closed the stream."""
+        head = self._exactly(4)
+        if head is None:
+            return None
+        (length,) = struct.unpack("<I", head)
+        if length < MIN_LENGTH:
+            raise FrameError(f"frame length {length} is shorter than its header ({MIN_LENGTH})")
+        if length > self.max_frame:
+            raise FrameError(f"frame of {length} bytes exceeds the limit of {self.max_frame}")
+        data = self._exactly(length)
+        if data is None:
+            raise FrameError("stream ended after a frame length")
+        kind, seq = struct.unpack_from("<BI", data, 0)
+        return kind, seq, memoryview(data)[MIN_LENGTH:]
+
+
+class FrameWriter:
+    """Writes frames to a file descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, kind: int, seq: int, body: list[Any]) -> None:
+        """Write one frame whose body is the concatenation of the buffers in `body`."""
+        n = sum(memoryview(b).nbytes for b in body)
+        if MIN_LENGTH + n > DEFAULT_MAX_FRAME:
+            raise ValueError(f"message of {n} bytes is larger than a frame can hold (4 GiB)")
+        head = HEADER.pack(MIN_LENGTH + n, kind, seq)
+        small = bytearray(head)
+        pending: list[Any] = []
+        for b in body:
+            if memoryview(b).nbytes < 1 << 16:
+                small += b
+            else:
+                pending.append(small)
+                pending.append(b)
+                small = bytearray()
+        pending.append(small)
+        for b in pending:
+            view = memoryview(b).cast("B")
+            while view.nbytes:
+                k = os.write(self.fd, view)
+                view = view[k:]

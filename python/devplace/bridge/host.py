@@ -1,0 +1,182 @@
+"""The host's request loop: serve Julia's requests, call Julia back, and wait for its replies.
+
+Both sides run the same loop ("wait for the reply to my message, serving whatever else
+arrives"), so callbacks nest to any depth: a request can call a Julia function, whose body can
+make requests of its own, and so on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from typing import Any
+
+from devplace.bridge import frames, wire
+from devplace.bridge.callbacks import JuliaError, JuliaFunction
+from devplace.bridge.handles import HandleTable
+from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
+
+__all__ = ["PROTOCOL_VERSION", "Host", "ProtocolError", "StreamClosed"]
+
+PROTOCOL_VERSION = 1
+
+
+class ProtocolError(Exception):
+    """A well-framed message that breaks the protocol (bad kind, opcode or body)."""
+
+
+class StreamClosed(BaseException):
+    """The frame stream ended or broke; the host must exit. Not an `Exception`, so library code
+    that catches `Exception` while a callback runs cannot swallow it."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _type_name(exc: BaseException) -> str:
+    t = type(exc)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+class Host:
+    """One connection to a Julia process: handle table, callbacks, and the loop."""
+
+    def __init__(self, rfd: int, wfd: int, max_frame: int = frames.DEFAULT_MAX_FRAME) -> None:
+        self.reader = frames.FrameReader(rfd, max_frame)
+        self.writer = frames.FrameWriter(wfd)
+        self.handles = HandleTable()
+        self.julia_functions = 0  # live JuliaFunction proxies
+        self._dropped: list[int] = []
+        self._seq = 0
+        self._thread = threading.get_ident()
+
+    # --- the codec's context --------------------------------------------------------------
+    def to_handle(self, obj: Any) -> int:
+        return self.handles.put(obj.obj if type(obj) is ByHandle else obj)
+
+    def from_handle(self, id: int) -> Any:
+        return self.handles.get(id)
+
+    def julia_function(self, id: int, name: str) -> JuliaFunction:
+        self.julia_functions += 1
+        return JuliaFunction(self, id, name)
+
+    def julia_id(self, obj: Any) -> int | None:
+        if type(obj) is JuliaFunction and obj._caller is self:
+            return obj.id
+        return None
+
+    # --- sending ----------------------------------------------------------------------------
+    def drop_julia(self, id: int) -> None:
+        """Called when a JuliaFunction proxy dies (maybe inside GC): queue the release."""
+        self.julia_functions -= 1
+        self._dropped.append(id)
+
+    def _send(self, kind: int, seq: int, body: list[Any]) -> None:
+        if self._dropped:
+            dropped, self._dropped = self._dropped, []
+            self.writer.write(frames.RELEASE, 0, [wire.encode_bytes(dropped)])
+        self.writer.write(kind, seq, body)
+
+    def _send_value(self, kind: int, seq: int, value: Any) -> None:
+        enc = wire.Encoder(self)
+        try:
+            wire.encode(value, enc)
+        except Exception as exc:  # e.g. nesting too deep: report instead of a half message
+            self._send_error(seq, exc)
+            return
+        self._send(kind, seq, enc.buffers())
+
+    def _send_error(self, seq: int, exc: BaseException) -> None:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        message = str(exc) if not isinstance(exc, KeyError) else str(exc).strip("'\"")
+        self._send(frames.ERROR, seq, [wire.encode_bytes((_type_name(exc), message, tb))])
+
+    # --- receiving --------------------------------------------------------------------------
+    def _next(self) -> tuple[int, int, memoryview]:
+        try:
+            frame = self.reader.read()
+        except frames.FrameError as err:
+            raise StreamClosed(f"devplace bridge: {err}", 2) from None
+        if frame is None:
+            raise StreamClosed("", 0)
+        return frame
+
+    def _stats(self) -> dict[str, int]:
+        return {
+            "handles": len(self.handles),
+            "julia_functions": self.julia_functions,
+            "pid": os.getpid(),
+        }
+
+    def _serve(self, kind: int, seq: int, body: memoryview) -> None:
+        """Handle a frame that is not the reply being waited for."""
+        if kind == frames.RELEASE:
+            try:
+                self.handles.release(wire.decode(body))
+            except Exception as exc:
+                self._send_error(seq, ProtocolError(f"bad release list: {exc}"))
+            return
+        if kind != frames.REQUEST:
+            self._send_error(seq, ProtocolError(f"unexpected frame kind {kind} (seq {seq})"))
+            return
+        try:
+            if len(body) < 1:
+                raise ProtocolError("request without an opcode")
+            op = body[0]
+            entry = OPERATIONS.get(op & ~BY_HANDLE)
+            if entry is None:
+                raise ProtocolError(f"unknown opcode {op}")
+            name, fn = entry
+            args = wire.decode(body[1:], self)
+            if type(args) is not tuple:
+                raise ProtocolError(f"{name}: arguments must be a tuple, got {type(args).__name__}")
+            result = self._stats() if fn is None else fn(*args)
+            if op & BY_HANDLE:
+                result = ByHandle(result)
+        except StreamClosed:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back to Julia
+            if isinstance(exc, TypeError) and len(body) and exc.__traceback__ is not None:
+                if exc.__traceback__.tb_next is None:  # the operation itself was misused
+                    exc = TypeError(f"{opcode_name(body[0])}: {exc}")
+            self._send_error(seq, exc)
+            return
+        self._send_value(frames.REPLY, seq, result)
+
+    def serve_forever(self) -> int:
+        """Serve until Julia closes the stream; the exit code (0 clean, 2 broken stream)."""
+        hello = {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version}
+        self._send_value(frames.HELLO, 0, hello)
+        try:
+            while True:
+                self._serve(*self._next())
+        except StreamClosed as closed:
+            if closed.code and str(closed):
+                print(str(closed), file=sys.stderr)
+            return closed.code
+
+    # --- callbacks into Julia -----------------------------------------------------------------
+    def call_julia(self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call a Julia function and wait for its result, serving nested requests meanwhile."""
+        if threading.get_ident() != self._thread:
+            raise RuntimeError(
+                f"Julia function {fn.name} was called from a Python thread other than the "
+                "host's main thread; Julia callbacks only work on the main thread"
+            )
+        self._seq = (self._seq + 1) & 0xFFFFFFFF
+        seq = self._seq
+        self._send_value(frames.CALLBACK, seq, (fn.id, args, kwargs))
+        while True:
+            kind, rseq, body = self._next()
+            if kind in (frames.REPLY, frames.ERROR):
+                if rseq != seq:
+                    raise ProtocolError(f"reply for callback {rseq} while waiting for {seq}")
+                value = wire.decode(body, self)
+                if kind == frames.REPLY:
+                    return value
+                raise JuliaError(*value)
+            self._serve(kind, rseq, body)

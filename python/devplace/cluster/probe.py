@@ -1,0 +1,75 @@
+"""Is a task's gRPC server alive and answering? An HTTP/2 handshake with a deadline.
+
+A live gRPC server answers the HTTP/2 connection preface with its SETTINGS frame at once. A
+process that is gone refuses the connection (or, behind the launcher's forwarder, the
+connection is closed); a stopped or hung one accepts (the kernel does that) but never answers.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+__all__ = ["ALIVE", "GONE", "SILENT", "Probe", "probe", "probe_all"]
+
+ALIVE = "alive"
+GONE = "gone"
+SILENT = "silent"
+
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 4
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a probe of one address found: `ALIVE`, `GONE` or `SILENT`, with details."""
+
+    address: str
+    state: str
+    detail: str
+    seconds: float
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.removeprefix("grpc://").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def probe(address: str, timeout: float = 1.0) -> Probe:
+    """Probe `host:port` (or `grpc://host:port`); never takes much longer than `timeout`."""
+    start = time.monotonic()
+
+    def result(state: str, detail: str) -> Probe:
+        return Probe(address, state, detail, time.monotonic() - start)
+
+    try:
+        sock = socket.create_connection(_host_port(address), timeout=timeout)
+    except OSError as err:
+        return result(GONE, f"connection failed: {err.strerror or err}")
+    with sock:
+        try:
+            sock.settimeout(max(0.01, timeout - (time.monotonic() - start)))
+            sock.sendall(_PREFACE)
+            header = b""
+            while len(header) < 9:
+                chunk = sock.recv(9 - len(header))
+                if not chunk:
+                    return result(GONE, "connection closed without an answer")
+                header += chunk
+        except socket.timeout:
+            return result(SILENT, f"no answer within {timeout:g} s (stopped or hung)")
+        except OSError as err:
+            return result(GONE, f"connection lost: {err.strerror or err}")
+    if header[3] != _SETTINGS:
+        return result(GONE, "it answered, but not as an HTTP/2 (gRPC) server")
+    return result(ALIVE, "answered the HTTP/2 handshake")
+
+
+def probe_all(addresses: list[str], timeout: float = 1.0) -> list[Probe]:
+    """Probe several addresses at once; takes about `timeout` at most."""
+    if not addresses:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(addresses))) as pool:
+        return list(pool.map(lambda a: probe(a, timeout), addresses))

@@ -1,0 +1,55 @@
+"""One TF server of a cluster, as a process: `python -m devplace.cluster.server ...`.
+
+It starts `tf.compat.v1.train.Server` for one task of the spec, writes its PID to the ready
+file once the server listens, and serves until killed (SIGTERM) or, with `--exit-with-parent`,
+until the process that started it is gone, so no server outlives its launcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from devplace.cluster import procs
+
+__all__ = ["main", "serve"]
+
+
+def serve(spec: object, job: str, task: int, cpus: int = 1) -> object:
+    """Start the TF server for `/job:<job>/task:<task>` of `spec` (any form `as_spec` takes)."""
+    from devplace._tf import tf
+    from devplace.cluster.spec import address, as_spec
+
+    cluster = as_spec(spec)
+    address(cluster, job, task)  # a clear ClusterSpecError for an unknown job or task
+    config = tf.ConfigProto(device_count={"CPU": int(cpus)})
+    return tf.train.Server(cluster, job_name=job, task_index=int(task), config=config, start=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line, start the server, mark it ready, and serve."""
+    parser = argparse.ArgumentParser(prog="python -m devplace.cluster.server", description=__doc__)
+    parser.add_argument("--spec", required=True, help="cluster spec: JSON text or a JSON file")
+    parser.add_argument("--job", required=True, help="this task's job, e.g. ps or worker")
+    parser.add_argument("--task", type=int, default=0, help="this task's index in its job")
+    parser.add_argument("--cpus", type=int, default=1, help="logical CPU devices (default 1)")
+    parser.add_argument("--ready-file", help="write this process's PID here once listening")
+    parser.add_argument("--exit-with-parent", action="store_true", help="exit when parent does")
+    args = parser.parse_args(argv)
+    if args.exit_with_parent:
+        procs.exit_with_parent()
+    server = serve(args.spec, args.job, args.task, args.cpus)
+    print(f"devplace: serving /job:{args.job}/task:{args.task} ({os.getpid()})", flush=True)
+    if args.ready_file:
+        ready = Path(args.ready_file)
+        tmp = ready.with_name(ready.name + ".tmp")
+        tmp.write_text(f"{os.getpid()}\n")
+        tmp.replace(ready)
+    server.join()  # type: ignore[attr-defined]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Sessions on a cluster task whose peer failures name the task, its address and a fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devplace.cluster import spec as specs
+from devplace.cluster.errors import explain
+from devplace.session import DEFAULT_REMOTE_TIMEOUT, Session
+
+__all__ = ["ClusterSession"]
+
+
+class ClusterSession(Session):
+    """A `devplace.Session` on one task of a cluster (`grpc://` of `/job:<job>/task:<task>`).
+
+    cluster: the spec in any form `as_spec` takes, or a `LocalCluster`. Every other keyword
+    goes to `devplace.Session`; `timeout` defaults to `DEFAULT_REMOTE_TIMEOUT` seconds. A
+    dead, hung or restarted peer raises `PeerUnavailableError`, `PeerDeadlineError` or
+    `PeerAbortedError` (subclasses of TF's errors) naming the tasks and addresses at fault.
+    """
+
+    def __init__(self, cluster: Any, job: str = "worker", task: int = 0, **kwargs: Any):
+        cluster = getattr(cluster, "cluster_spec", cluster)
+        self.cluster_spec = specs.as_spec(cluster)
+        target = specs.target(self.cluster_spec, job, int(task))
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = DEFAULT_REMOTE_TIMEOUT
+        self.timeout = float(kwargs["timeout"])
+        super().__init__(target=target, **kwargs)
+
+    def run(
+        self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
+    ) -> Any:
+        """`devplace.Session.run`, with peer failures explained."""
+        try:
+            return super().run(fetches, feed_dict, options, run_metadata)
+        except Exception as err:
+            better = explain(err, self.cluster_spec, self.sess_str, self.timeout)
+            if better is err:
+                raise
+            raise better from err

@@ -1,0 +1,174 @@
+"""The seeds' colocate experiment: the same graph with gradients colocated or not, profiled.
+
+The seeds build `a = Variable(1.0)` and `b = sin(a)` under `assign_to_device("/device:GPU:0")`
+(the variable goes to CPU:0, `sin` to GPU:0), `c = cos(b)` on CPU:0, then
+`g = gradients(c, a, colocate=...)`, and profile `g + c` once per setting (true.json,
+false.json). Colocated, the gradient of `sin` runs on `sin`'s device; otherwise every gradient
+op goes to the default device.
+
+Without a GPU, pinning to GPU:0 with soft placement would put *everything* on CPU:0 and the
+two runs would not differ. So on a CPU-only machine the seeds' GPU:0 is mapped onto a second
+logical CPU device, `/device:CPU:1`: the ops really run on a different device, TensorFlow
+really inserts send/receive pairs between the two, and colocation really changes where the
+gradient ops run. Logical CPU devices share one thread pool and copy nothing, so their times
+do not rank the placements; the placement and the transfers are the real result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import devplace as dp
+from devplace.comparison import Comparison
+from devplace.plot import compare_profiles
+from devplace.profile import Profile
+from devplace.report import PlacementReport
+
+__all__ = ["DemoResult", "DemoRun", "device_mapping", "gradient_pairs", "run_demo"]
+
+SEED_GPU = "/device:GPU:0"
+SEED_CPU = "/device:CPU:0"
+
+
+def device_mapping(devices: list[str]) -> dict[str, str]:
+    """Where the seeds' devices go on a machine with `devices`: GPU:0 itself when present,
+    else the logical `/device:CPU:1` (the session is then made with two CPU devices)."""
+    if SEED_GPU in devices:
+        return {SEED_GPU: SEED_GPU, SEED_CPU: SEED_CPU}
+    return {SEED_GPU: "/device:CPU:1", SEED_CPU: SEED_CPU}
+
+
+def gradient_pairs(report: PlacementReport) -> list[tuple[str, str]]:
+    """(gradient op, forward op) for every gradient op that ran, by TF's `gradients/<op>_grad/`
+    naming; the gradient ops of the seed graph whose forward op also ran."""
+    ran = {op.name for op in report.ops}
+    pairs = []
+    for op in report.ops:
+        parts = op.name.split("/")
+        if len(parts) >= 3 and parts[0] == "gradients" and parts[-2].endswith("_grad"):
+            forward = "/".join(parts[1:-2] + [parts[-2][: -len("_grad")]])
+            if forward in ran:
+                pairs.append((op.name, forward))
+    return pairs
+
+
+@dataclass
+class DemoRun:
+    """One setting of `colocate`: its trace file, profile and placement report."""
+
+    colocate: bool
+    trace_path: str
+    profile: Profile
+    report: PlacementReport
+
+    @property
+    def colocated_gradients(self) -> int:
+        """Gradient ops that ran on the same device as the forward op they differentiate."""
+        return sum(
+            self.report.actual(g) == self.report.actual(f) for g, f in gradient_pairs(self.report)
+        )
+
+
+@dataclass
+class DemoResult:
+    """Both runs, the picture comparing them, and the device mapping used."""
+
+    runs: dict[bool, DemoRun]
+    picture: str
+    mapping: dict[str, str]
+    devices: list[str]
+    comparison: Comparison
+    notes: list[str] = field(default_factory=list)
+
+
+def _session_devices() -> list[str]:
+    graph = dp.tf.Graph()
+    with dp.Session(graph=graph) as sess:
+        return sess.devices()
+
+
+def _build(colocate: bool, mapping: dict[str, str]) -> tuple[Any, Any]:
+    """The seed graph in a fresh `tf.Graph`; returns (graph, fetch `g + c`)."""
+    graph = dp.tf.Graph()
+    with graph.as_default():
+        with dp.device(dp.assign_to_device(mapping[SEED_GPU])):
+            a = dp.Variable(1.0)
+            b = dp.sin(a)
+        with dp.device(mapping[SEED_CPU]):
+            c = dp.cos(b)
+        g = dp.gradients(c, a, colocate=colocate)
+        fetch = g + c
+    return graph, fetch
+
+
+def _run(
+    colocate: bool, mapping: dict[str, str], out: str, repeat: int, cpus: int | None
+) -> DemoRun:
+    graph, fetch = _build(colocate, mapping)
+    # optimize=False: Grappler would otherwise fold and fuse ops across devices and blur the
+    # placement being shown. soft=True as in the seeds' sessions with GPU pins.
+    with dp.Session(cpus=cpus, soft=True, optimize=False, graph=graph) as sess:
+        dp.init(sess)
+        profile = dp.run_profile(sess, fetch, repeat=repeat)
+        path = profile.save(os.path.join(out, f"{str(colocate).lower()}.json"))
+        report = dp.placement(sess, fetch)
+    return DemoRun(colocate, path, profile, report)
+
+
+def run_demo(
+    out: str | os.PathLike[str],
+    repeat: int = 5,
+    devices: list[str] | None = None,
+    echo: Callable[[str], None] = print,
+) -> DemoResult:
+    """Run the colocate experiment into folder `out` (created if needed): writes true.json,
+    false.json and colocate.png, and echoes placements, transfers and the comparison.
+
+    `devices` defaults to what a session on this machine sees.
+    """
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise NotADirectoryError(f"demo output {out!r} exists and is not a folder; pick another --out")
+    os.makedirs(out, exist_ok=True)
+    devices = _session_devices() if devices is None else devices
+    mapping = device_mapping(devices)
+    notes = [f"devices this session sees: {', '.join(devices)}"]
+    cpus = None
+    if mapping[SEED_GPU] != SEED_GPU:
+        cpus = 2
+        notes += [
+            f"no GPU here: the seeds' {SEED_GPU} is mapped onto logical {mapping[SEED_GPU]} "
+            "(a session with 2 logical CPU devices), so the ops pinned to the GPU really run on "
+            "another device and colocation really moves the gradient ops.",
+            "logical CPU devices share one thread pool and copy nothing: the times below do not "
+            "rank the two placements; the placement and the transfers do.",
+        ]
+    for note in notes:
+        echo(note)
+    runs = {}
+    for colocate in (True, False):
+        run = _run(colocate, mapping, out, repeat, cpus)
+        runs[colocate] = run
+        echo("")
+        echo(f"== colocate={str(colocate).lower()}: gradients(c, a, colocate={colocate}) ==")
+        echo(run.report.table())
+        pairs = gradient_pairs(run.report)
+        echo(
+            f"gradient ops on their forward op's device: {run.colocated_gradients}/{len(pairs)}; "
+            f"cross-device transfers: {run.report.transfer_count} "
+            f"({run.report.transfer_bytes} bytes); trace: {run.trace_path}"
+        )
+    picture = os.path.join(out, "colocate.png")
+    comparison = compare_profiles(
+        runs[True].trace_path,
+        runs[False].trace_path,
+        picture,
+        labels=("colocate=true", "colocate=false"),
+    )
+    echo("")
+    echo(comparison.table())
+    echo(f"picture: {picture}")
+    return DemoResult(runs, picture, mapping, devices, comparison, notes)

@@ -1,0 +1,150 @@
+"""A Python client of the bridge host, speaking the frame protocol as DevPlace.jl does.
+
+Used by the bridge tests and benchmarks to drive `python -m devplace.bridge` without Julia.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import struct
+import subprocess
+import sys
+from typing import Any
+
+from devplace.bridge import frames, wire
+
+OPCODES = {
+    "getattr": 1,
+    "setattr": 2,
+    "call": 3,
+    "getitem": 4,
+    "setitem": 5,
+    "import": 6,
+    "builtin": 7,
+    "repr": 8,
+    "str": 9,
+    "callmethod": 10,
+    "dir": 11,
+    "stats": 12,
+    "enter": 13,
+    "exit": 14,
+    "echo": 15,
+    "hash": 16,
+    "isequal": 17,
+    "len": 18,
+    "truth": 19,
+    "isinstance": 20,
+    "hasattr": 21,
+    "pid": 22,
+}
+
+
+class HostError(Exception):
+    """An ERROR frame from the host."""
+
+    def __init__(self, type_: str, message: str, tb: str) -> None:
+        super().__init__(f"{type_}: {message}")
+        self.type, self.message, self.traceback = type_, message, tb
+
+
+class HostProcess:
+    """`python -m devplace.bridge` as a subprocess, with a deadline on every read."""
+
+    def __init__(self, *args: str, timeout: float = 30.0, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "devplace.bridge", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        self.timeout = timeout
+        self.seq = 0
+        self.callbacks: dict[int, Any] = {}
+        self.released: list[int] = []
+        kind, _, body = self.read_frame()
+        assert kind == frames.HELLO, kind
+        self.hello = wire.decode(body)
+
+    # raw IO -----------------------------------------------------------------------------------
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def _read_exactly(self, n: int) -> bytes:
+        assert self.proc.stdout is not None
+        out = bytearray()
+        fd = self.proc.stdout.fileno()
+        while len(out) < n:
+            ready, _, _ = select.select([fd], [], [], self.timeout)
+            if not ready:
+                raise TimeoutError(f"host sent nothing for {self.timeout} s")
+            chunk = os.read(fd, n - len(out))
+            if not chunk:
+                raise EOFError("host closed its frame pipe")
+            out += chunk
+        return bytes(out)
+
+    def read_frame(self) -> tuple[int, int, bytes]:
+        (length,) = struct.unpack("<I", self._read_exactly(4))
+        data = self._read_exactly(length)
+        kind, seq = struct.unpack_from("<BI", data)
+        return kind, seq, data[5:]
+
+    def send_frame(self, kind: int, seq: int, body: bytes) -> None:
+        self.send_raw(frames.HEADER.pack(5 + len(body), kind, seq) + body)
+
+    # protocol -----------------------------------------------------------------------------------
+    def request(self, op: str | int, *args: Any, by_handle: bool = False) -> Any:
+        """Send one request and wait for its reply, answering callbacks meanwhile."""
+        self.seq += 1
+        seq = self.seq
+        code = OPCODES[op] if isinstance(op, str) else op
+        if by_handle:
+            code |= 0x80
+        self.send_frame(frames.REQUEST, seq, bytes([code]) + wire.encode_bytes(tuple(args)))
+        return self.wait(seq)
+
+    def wait(self, seq: int) -> Any:
+        while True:
+            kind, rseq, body = self.read_frame()
+            if kind == frames.RELEASE:
+                self.released.extend(int(i) for i in wire.decode(body))
+                continue
+            if kind == frames.CALLBACK:
+                fid, args, kwargs = wire.decode(body)
+                try:
+                    value = self.callbacks[fid](*args, **kwargs)
+                except Exception as exc:
+                    err = (type(exc).__name__, str(exc), "")
+                    self.send_frame(frames.ERROR, rseq, wire.encode_bytes(err))
+                else:
+                    self.send_frame(frames.REPLY, rseq, wire.encode_bytes(value))
+                continue
+            assert rseq == seq, (rseq, seq)
+            value = wire.decode(body)
+            if kind == frames.ERROR:
+                raise HostError(*value)
+            assert kind == frames.REPLY, kind
+            return value
+
+    def release(self, ids: list[int]) -> None:
+        self.send_frame(frames.RELEASE, 0, wire.encode_bytes(ids))
+
+    def close(self) -> int:
+        """Close the pipe and wait for the exit code."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            return self.proc.wait(self.timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            for f in (self.proc.stdout, self.proc.stderr):
+                if f:
+                    f.close()

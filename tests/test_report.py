@@ -1,0 +1,76 @@
+"""Placement reports: actual devices, transfers with bytes, and the exports."""
+
+import csv
+import io
+import json
+
+import pytest
+
+import devplace as dp
+
+tf = dp.tf
+
+
+def two_device_graph():
+    with dp.cpu(1):
+        x = tf.ones([100, 25], name="x")  # 10,000 bytes of float32
+        y = tf.sin(x, name="y")
+    with dp.cpu(0):
+        z = tf.reduce_sum(y, name="z")
+    return z
+
+
+def test_actual_devices_and_transfer_bytes():
+    z = two_device_graph()
+    report = dp.placement(dp.Session(cpus=2, optimize=False), z)
+    assert report.actual("y") == "/device:CPU:1"
+    assert report.actual("z") == "/device:CPU:0"
+    data = [t for t in report.transfers if not t.control]
+    assert len(data) == 1
+    (transfer,) = data
+    assert (transfer.tensor, transfer.source, transfer.destination) == (
+        "y:0",
+        "/device:CPU:1",
+        "/device:CPU:0",
+    )
+    assert transfer.bytes == 100 * 25 * 4
+    assert report.transfer_bytes == 10_000
+    assert report.devices == ["/device:CPU:0", "/device:CPU:1"]
+
+
+def test_one_device_has_no_transfers():
+    z = two_device_graph()
+    report = dp.placement(dp.Session(soft=True, optimize=False), z)  # no CPU:1: all on CPU:0
+    assert report.transfer_count == 0
+    assert {op.name for op in report.moved} >= {"x", "y"}
+
+
+def test_table_json_and_csv_agree():
+    z = two_device_graph()
+    report = dp.placement(dp.Session(cpus=2, optimize=False), z)
+    table = report.table()
+    assert table.splitlines()[0].split() == ["op", "type", "requested", "actual", "transfers", "out"]
+    assert "1 cross-device transfers, 10000 bytes" in table
+    assert str(report) == table
+    data = json.loads(report.to_json())
+    assert data["transfer_bytes"] == 10_000
+    assert {op["name"]: op["actual"] for op in data["ops"]}["y"] == "/device:CPU:1"
+    rows = list(csv.DictReader(io.StringIO(report.to_csv())))
+    y_row = next(r for r in rows if r["op"] == "y")
+    assert (y_row["actual"], y_row["transfers_out"], y_row["bytes_out"]) == ("/device:CPU:1", "1", "10000")
+
+
+def test_exports_write_files(tmp_path):
+    z = two_device_graph()
+    report = dp.placement(dp.Session(cpus=2, optimize=False), z)
+    report.to_json(tmp_path / "p.json")
+    report.to_csv(tmp_path / "p.csv")
+    assert json.loads((tmp_path / "p.json").read_text())["transfer_count"] == report.transfer_count
+    assert (tmp_path / "p.csv").read_text().startswith("op,type,requested,actual")
+
+
+def test_unknown_op_lookup_lists_what_ran():
+    z = two_device_graph()
+    report = dp.placement(dp.Session(cpus=2), z)
+    with pytest.raises(KeyError, match="no op named 'nope' ran; ops that ran: .*z"):
+        report["nope"]

@@ -1,0 +1,151 @@
+"""Sessions: every option reaches the ConfigProto and does what it says."""
+
+import logging
+import time
+
+import numpy as np
+import pytest
+
+import devplace as dp
+
+tf = dp.tf
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "check"),
+    [
+        ({"soft": True}, lambda c: c.allow_soft_placement),
+        ({"log_placement": True}, lambda c: c.log_device_placement),
+        ({"cpus": 3}, lambda c: c.device_count["CPU"] == 3),
+        ({"gpus": 0}, lambda c: c.device_count["GPU"] == 0),
+        ({"inter": 3}, lambda c: c.inter_op_parallelism_threads == 3 and c.intra_op_parallelism_threads == 0),
+        ({"intra": 5}, lambda c: c.intra_op_parallelism_threads == 5 and c.inter_op_parallelism_threads == 0),
+        ({"per_session_threads": True}, lambda c: c.use_per_session_threads),
+        ({"allow_growth": True}, lambda c: c.gpu_options.allow_growth),
+        ({"gpu_memory_fraction": 0.4}, lambda c: abs(c.gpu_options.per_process_gpu_memory_fraction - 0.4) < 1e-9),
+        ({"optimize": False}, lambda c: c.graph_options.rewrite_options.disable_meta_optimizer),
+        ({"timeout": 2.5}, lambda c: c.operation_timeout_in_ms == 2500),
+    ],
+)
+def test_each_option_reaches_the_config(kwargs, check):
+    sess = dp.Session(**kwargs)
+    assert check(sess.config)
+    defaults = dp.Session().config
+    assert not check(defaults) or kwargs == {"gpus": 0}
+
+
+def test_raw_config_is_the_base_the_options_apply_to():
+    base = tf.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=3)
+    sess = dp.Session(config=base, intra=4)
+    assert sess.config.inter_op_parallelism_threads == 2
+    assert sess.config.intra_op_parallelism_threads == 4
+    assert base.intra_op_parallelism_threads == 3  # the caller's proto is not modified
+
+
+def test_logical_cpu_devices():
+    assert dp.Session(cpus=3).devices() == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "fragment"),
+    [
+        ({"cpus": -1}, ValueError, "cpus must be a non-negative integer"),
+        ({"inter": 1.5}, ValueError, "inter must be a non-negative integer"),
+        ({"gpu_memory_fraction": 1.5}, ValueError, r"gpu_memory_fraction must be in \(0, 1\]"),
+        ({"timeout": 0}, ValueError, "timeout must be a positive number"),
+        ({"config": {"a": 1}}, TypeError, "config must be a tf.ConfigProto"),
+        ({"target": 5}, TypeError, "target must be a string"),
+    ],
+)
+def test_bad_options_are_named(kwargs, error, fragment):
+    with pytest.raises(error, match=fragment):
+        dp.Session(**kwargs)
+
+
+def test_placement_log_is_captured_returned_and_logged(caplog, capfd):
+    with dp.cpu(1):
+        a = dp.Variable(3.0, name="a")
+    c = tf.multiply(a, 4.0, name="c")
+    sess = dp.Session(cpus=2, log_placement=True)
+    with caplog.at_level(logging.INFO, logger="devplace.placement"):
+        a.initializer.run(session=sess)
+        assert dp.run(sess, c) == 12.0
+    lines = dp.placement_log(sess)
+    assert "a: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:1" in lines
+    assert "c: (Mul): /job:localhost/replica:0/task:0/device:CPU:0" in lines
+    assert any("c: (Mul)" in r.getMessage() for r in caplog.records)
+    assert "c: (Mul)" in capfd.readouterr().err  # echoed for the user to see
+
+
+def test_placement_log_needs_the_option():
+    with pytest.raises(ValueError, match="log_placement=True"):
+        dp.placement_log(dp.Session())
+
+
+def test_gpu_pin_without_soft_placement_names_op_device_and_hint():
+    with dp.gpu(0):
+        i = dp.Variable(3, name="i")
+    with pytest.raises(dp.DevicePlacementError) as info:
+        dp.Session().run(i.initializer)
+    err = info.value
+    assert isinstance(err, tf.errors.InvalidArgumentError)  # what the book catches
+    assert err.op_name == "i"
+    assert err.requested == "/device:GPU:0"
+    assert err.available == ["/device:CPU:0"]
+    assert "soft=True" in str(err) and "'i'" in str(err)
+
+
+def test_missing_logical_device_is_a_placement_error():
+    with dp.cpu(5):
+        x = dp.constant(1.0, name="x")
+    with pytest.raises(dp.DevicePlacementError, match="no such device") as info:
+        dp.Session(cpus=2).run(x)
+    assert info.value.available == ["/device:CPU:0", "/device:CPU:1"]
+
+
+def test_soft_placement_runs_the_books_int32_variable_on_the_cpu():
+    with dp.gpu(0):
+        i = dp.Variable(3, name="i")
+    sess = dp.Session(soft=True)
+    sess.run(i.initializer)
+    assert dp.run(sess, i) == 3
+    assert i.device == "/device:GPU:0"  # the request is kept ...
+    op = dp.placement(sess, i)["i"]
+    assert (op.requested, op.actual, op.moved) == ("/device:GPU:0", "/device:CPU:0", True)
+
+
+def test_optimize_false_keeps_ops_grappler_would_fold():
+    x = tf.multiply(dp.constant(2.0), dp.constant(3.0), name="folded")
+    y = tf.add(x, 1.0, name="y")
+    optimized = dp.placement(dp.Session(), y)
+    faithful = dp.placement(dp.Session(optimize=False), y)
+    assert "folded" in optimized.optimized_away
+    assert "folded" not in faithful.optimized_away
+    assert faithful.actual("folded") == "/device:CPU:0"
+
+
+def test_timeout_bounds_a_blocking_op():
+    queue = tf.FIFOQueue(1, tf.float32)
+    take = queue.dequeue()
+    sess = dp.Session(timeout=0.5)
+    start = time.monotonic()
+    with pytest.raises(tf.errors.DeadlineExceededError):
+        sess.run(take)
+    assert time.monotonic() - start < 10
+
+
+def test_run_returns_python_numbers_and_arrays():
+    x = dp.placeholder(tf.float32, [None])
+    total = dp.reduce_sum(x)
+    sess = dp.Session()
+    result = dp.run(sess, {"total": total, "both": [x, total]}, {x: [1.0, 2.0]})
+    assert result["total"] == 3.0 and type(result["total"]) is float
+    np.testing.assert_array_equal(result["both"][0], [1.0, 2.0])
+    assert type(result["both"][1]) is float
+
+
+def test_init_initialises_variables():
+    v = dp.Variable(tf.ones([2]), name="v")
+    sess = dp.Session()
+    dp.init(sess)
+    np.testing.assert_array_equal(dp.run(sess, v), [1.0, 1.0])
