@@ -10,16 +10,48 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 
 EXPECTED = {
-    "device_scope.py": ["a.device = /device:GPU:0", "sin(1) = 0.84147", "Sin            Sin         /device:GPU:0  /device:CPU:0 *"],
-    "device_function.py": ["a.device = /device:CPU:0", "b.device = /device:GPU:0", "d.device = /device:GPU:0"],
-    "colocate_gradients.py": ["colocate=True: dc/da + c = 0.26350", "colocate=False: dc/da + c = 0.26350"],
-    "batch_norm_updates.py": ["batch_norm/update_moving_mean ran on /device:CPU:0", "moving mean after 20 steps"],
-    "placement_by_op_type.py": ["a: /cpu:0  b: /gpu:0  c: /gpu:0", "c = 12.0  e = 12.0", "mul_1            Mul         /device:CPU:1  /device:CPU:1"],
-    "round_robin_variables.py": ["w4: requested /device:CPU:1, ran on /device:CPU:1", "sum of all weights = 2100.0", "'/device:CPU:0': 40000"],
-    "soft_placement.py": ["without soft placement: cannot place op 'Variable' on /device:GPU:0", "with soft placement: i = 3", "requested /device:GPU:0, ran on /device:CPU:0"],
-    "placement_logging.py": ["c = 12.0", "   a: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:0"],
+    "device_scope.py": [
+        "a.device = /device:GPU:0",
+        "sin(1) = 0.84147",
+        "Sin            Sin         /device:GPU:0  /device:CPU:0 *",
+    ],
+    "device_function.py": [
+        "a.device = /device:CPU:0",
+        "b.device = /device:GPU:0",
+        "d.device = /device:GPU:0",
+    ],
+    "colocate_gradients.py": [
+        "colocate=True: dc/da + c = 0.26350",
+        "colocate=False: dc/da + c = 0.26350",
+    ],
+    "batch_norm_updates.py": [
+        "batch_norm/update_moving_mean ran on /device:CPU:0",
+        "moving mean after 20 steps",
+    ],
+    "placement_by_op_type.py": [
+        "a: /cpu:0  b: /gpu:0  c: /gpu:0",
+        "c = 12.0  e = 12.0",
+        "mul_1            Mul         /device:CPU:1  /device:CPU:1",
+    ],
+    "round_robin_variables.py": [
+        "w4: requested /device:CPU:1, ran on /device:CPU:1",
+        "sum of all weights = 2100.0",
+        "'/device:CPU:0': 40000",
+    ],
+    "soft_placement.py": [
+        "without soft placement: cannot place op 'Variable' on /device:GPU:0",
+        "with soft placement: i = 3",
+        "requested /device:GPU:0, ran on /device:CPU:0",
+    ],
+    "placement_logging.py": [
+        "c = 12.0",
+        "   a: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:0",
+    ],
     "control_dependencies.py": ["x waits for: ['Const', 'add']", "z = 7.0"],
-    "thread_pools.py": ["inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1  use_per_session_threads = True"],
+    "thread_pools.py": [
+        "inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1",
+        "use_per_session_threads = True",
+    ],
 }
 
 

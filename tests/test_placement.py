@@ -79,7 +79,13 @@ def test_tf_device_accepts_plain_functions():
 
 
 def test_ps_ops_cover_variable_like_ops():
-    for op_type in ("Variable", "VariableV2", "AutoReloadVariable", "VarHandleOp", "MutableHashTableV2"):
+    for op_type in (
+        "Variable",
+        "VariableV2",
+        "AutoReloadVariable",
+        "VarHandleOp",
+        "MutableHashTableV2",
+    ):
         assert op_type in dp.PS_OPS
 
 

@@ -49,7 +49,14 @@ def test_table_json_and_csv_agree():
     z = two_device_graph()
     report = dp.placement(dp.Session(cpus=2, optimize=False), z)
     table = report.table()
-    assert table.splitlines()[0].split() == ["op", "type", "requested", "actual", "transfers", "out"]
+    assert table.splitlines()[0].split() == [
+        "op",
+        "type",
+        "requested",
+        "actual",
+        "transfers",
+        "out",
+    ]
     assert "1 cross-device transfers, 10000 bytes" in table
     assert str(report) == table
     data = json.loads(report.to_json())
@@ -57,7 +64,11 @@ def test_table_json_and_csv_agree():
     assert {op["name"]: op["actual"] for op in data["ops"]}["y"] == "/device:CPU:1"
     rows = list(csv.DictReader(io.StringIO(report.to_csv())))
     y_row = next(r for r in rows if r["op"] == "y")
-    assert (y_row["actual"], y_row["transfers_out"], y_row["bytes_out"]) == ("/device:CPU:1", "1", "10000")
+    assert (y_row["actual"], y_row["transfers_out"], y_row["bytes_out"]) == (
+        "/device:CPU:1",
+        "1",
+        "10000",
+    )
 
 
 def test_exports_write_files(tmp_path):

@@ -28,7 +28,11 @@ def test_profile_is_a_chrome_trace_of_the_devices_used(tmp_path):
     assert prof.values == pytest.approx(0.6663667453928805)
     path = dp.save_profile(tmp_path / "true.json")
     trace = json.loads(open(path).read())
-    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"}
+    names = {
+        e["args"]["name"]
+        for e in trace["traceEvents"]
+        if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
     assert any("device:CPU:0 Compute" in n for n in names)
     assert any("device:CPU:1 Compute" in n for n in names)
     assert prof.op_stats["b"].device == "/device:CPU:1"

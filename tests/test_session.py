@@ -18,11 +18,20 @@ tf = dp.tf
         ({"log_placement": True}, lambda c: c.log_device_placement),
         ({"cpus": 3}, lambda c: c.device_count["CPU"] == 3),
         ({"gpus": 0}, lambda c: c.device_count["GPU"] == 0),
-        ({"inter": 3}, lambda c: c.inter_op_parallelism_threads == 3 and c.intra_op_parallelism_threads == 0),
-        ({"intra": 5}, lambda c: c.intra_op_parallelism_threads == 5 and c.inter_op_parallelism_threads == 0),
+        (
+            {"inter": 3},
+            lambda c: c.inter_op_parallelism_threads == 3 and c.intra_op_parallelism_threads == 0,
+        ),
+        (
+            {"intra": 5},
+            lambda c: c.intra_op_parallelism_threads == 5 and c.inter_op_parallelism_threads == 0,
+        ),
         ({"per_session_threads": True}, lambda c: c.use_per_session_threads),
         ({"allow_growth": True}, lambda c: c.gpu_options.allow_growth),
-        ({"gpu_memory_fraction": 0.4}, lambda c: abs(c.gpu_options.per_process_gpu_memory_fraction - 0.4) < 1e-9),
+        (
+            {"gpu_memory_fraction": 0.4},
+            lambda c: abs(c.gpu_options.per_process_gpu_memory_fraction - 0.4) < 1e-9,
+        ),
         ({"optimize": False}, lambda c: c.graph_options.rewrite_options.disable_meta_optimizer),
         ({"timeout": 2.5}, lambda c: c.operation_timeout_in_ms == 2500),
     ],

@@ -9,8 +9,11 @@ total = dp.tf.add_n([dp.reduce_sum(o) for o in outputs])
 sess = dp.Session(inter=2, intra=1, per_session_threads=True)
 options = sess.config
 print(
-    "inter_op_parallelism_threads =", options.inter_op_parallelism_threads,
-    " intra_op_parallelism_threads =", options.intra_op_parallelism_threads,
-    " use_per_session_threads =", options.use_per_session_threads,
+    "inter_op_parallelism_threads =",
+    options.inter_op_parallelism_threads,
+    " intra_op_parallelism_threads =",
+    options.intra_op_parallelism_threads,
+    " use_per_session_threads =",
+    options.use_per_session_threads,
 )
 print("sum =", dp.run(sess, total))

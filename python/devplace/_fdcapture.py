@@ -44,7 +44,7 @@ def capture_fds(fds: tuple[int, ...] = (1, 2)) -> Iterator[Captured]:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(ValueError):
                     stream.flush()
-            for fd, copy in zip(fds, saved):
+            for fd, copy in zip(fds, saved, strict=True):
                 os.dup2(copy, fd)
                 os.close(copy)
             sink.seek(0)

@@ -131,7 +131,9 @@ def run_demo(
     """
     out = os.fspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
-        raise NotADirectoryError(f"demo output {out!r} exists and is not a folder; pick another --out")
+        raise NotADirectoryError(
+            f"demo output {out!r} exists and is not a folder; pick another --out"
+        )
     os.makedirs(out, exist_ok=True)
     devices = _session_devices() if devices is None else devices
     mapping = device_mapping(devices)

@@ -8,6 +8,7 @@ misread silently (`/job:a/job:b`, `/gpu:-1`) or reject with a bare `ValueError` 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -82,6 +83,7 @@ def _parse_index(spec: object, field: str, text: str) -> int:
     return int(text)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse_string(spec: str) -> Device:
     fields: dict[str, Any] = {}
 
@@ -106,10 +108,14 @@ def _parse_string(spec: str) -> Device:
             put(key, _parse_index(spec, key, pieces[1]))
         elif key == "device" and len(pieces) == 3:
             put("device_type", _parse_type(spec, pieces[1]))
-            put("device_index", None if pieces[2] == "*" else _parse_index(spec, "index", pieces[2]))
+            put(
+                "device_index", None if pieces[2] == "*" else _parse_index(spec, "index", pieces[2])
+            )
         elif len(pieces) == 2 and key not in ("job", "replica", "task", "device"):
             put("device_type", _parse_type(spec, pieces[0]))
-            put("device_index", None if pieces[1] == "*" else _parse_index(spec, "index", pieces[1]))
+            put(
+                "device_index", None if pieces[1] == "*" else _parse_index(spec, "index", pieces[1])
+            )
         else:
             raise DeviceSpecError(spec, f"cannot read the part {part!r}")
     return Device(**fields)

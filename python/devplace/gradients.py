@@ -24,9 +24,7 @@ def _jacobian(y: Any, xs: list[Any], colocate: bool) -> list[Any]:
         )
     rows = tf.unstack(tf.reshape(y, [-1]))
     per_row = [
-        tf.gradients(
-            row, xs, colocate_gradients_with_ops=colocate, unconnected_gradients="zero"
-        )
+        tf.gradients(row, xs, colocate_gradients_with_ops=colocate, unconnected_gradients="zero")
         for row in rows
     ]
     result = []

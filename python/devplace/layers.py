@@ -48,8 +48,12 @@ def batch_norm(
     reduce_axes = [i for i in range(rank) if i != channel_axis]
     dtype = x.dtype.base_dtype
     with tf.variable_scope(name, default_name="batch_norm"):
-        beta = tf.get_variable("beta", [channels], dtype, tf.zeros_initializer()) if center else None
-        gamma = tf.get_variable("gamma", [channels], dtype, tf.ones_initializer()) if scale else None
+        beta = (
+            tf.get_variable("beta", [channels], dtype, tf.zeros_initializer()) if center else None
+        )
+        gamma = (
+            tf.get_variable("gamma", [channels], dtype, tf.ones_initializer()) if scale else None
+        )
         moving_mean = tf.get_variable(
             "moving_mean", [channels], dtype, tf.zeros_initializer(), trainable=False
         )
@@ -62,10 +66,14 @@ def batch_norm(
         decay = tf.constant(1.0 - momentum, dtype, name="decay")
         for variable, value in ((moving_mean, batch_mean), (moving_variance, batch_variance)):
             short_name = variable.op.name.rsplit("/", 1)[-1]
-            update = tf.assign_sub(variable, (variable - value) * decay, name=f"update_{short_name}")
+            update = tf.assign_sub(
+                variable, (variable - value) * decay, name=f"update_{short_name}"
+            )
             tf.add_to_collection(UPDATE_OPS, update.op)
         if isinstance(training, bool):
-            mean, variance = (batch_mean, batch_variance) if training else (moving_mean, moving_variance)
+            mean, variance = (
+                (batch_mean, batch_variance) if training else (moving_mean, moving_variance)
+            )
         else:
             mean, variance = tf.cond(
                 training,

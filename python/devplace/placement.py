@@ -129,9 +129,7 @@ def assign_to_device(
     return _assign
 
 
-def by_op_type(
-    placements: dict[str, str], default: str | None = None
-) -> DeviceFunction:
+def by_op_type(placements: dict[str, str], default: str | None = None) -> DeviceFunction:
     """A device function placing ops by type: `placements[op_type]`, else `default`.
 
     `default=None` leaves other ops where the enclosing scope puts them.

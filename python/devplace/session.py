@@ -109,7 +109,9 @@ def _build_config(
     proto = tf.ConfigProto()
     if config is not None:
         if not isinstance(config, tf.ConfigProto):
-            raise TypeError(f"Session: config must be a tf.ConfigProto, got {type(config).__name__}")
+            raise TypeError(
+                f"Session: config must be a tf.ConfigProto, got {type(config).__name__}"
+            )
         proto.CopyFrom(config)
     for name, count in (("CPU", cpus), ("GPU", gpus)):
         count = _checked_count(f"{name.lower()}s", count)
@@ -144,7 +146,9 @@ def _build_config(
         opts.do_function_inlining = False
     if timeout is not None:
         if float(timeout) <= 0:
-            raise ValueError(f"Session: timeout must be a positive number of seconds, got {timeout!r}")
+            raise ValueError(
+                f"Session: timeout must be a positive number of seconds, got {timeout!r}"
+            )
         proto.operation_timeout_in_ms = max(1, round(float(timeout) * 1000))
     return proto
 
@@ -184,7 +188,9 @@ class Session(tf.Session):
         self._session = None  # so tf.Session.__del__ copes when an option is rejected below
         target = target or ""
         if not isinstance(target, str):
-            raise TypeError(f"Session: target must be a string like 'grpc://host:port', got {target!r}")
+            raise TypeError(
+                f"Session: target must be a string like 'grpc://host:port', got {target!r}"
+            )
         if timeout is None and target.startswith("grpc://"):
             timeout = DEFAULT_REMOTE_TIMEOUT
         self.placement_lines: list[str] = []
@@ -214,7 +220,9 @@ class Session(tf.Session):
         """The devices this session sees, in short canonical form (`/device:CPU:0`, ...)."""
         return [short_device(d.name) for d in self.list_devices()]
 
-    def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+    def run(
+        self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
+    ) -> Any:
         """`tf.Session.run`, with placement failures raised as `DevicePlacementError`."""
         try:
             return self._captured(
