@@ -158,3 +158,14 @@ def test_init_initialises_variables():
     sess = dp.Session()
     dp.init(sess)
     np.testing.assert_array_equal(dp.run(sess, v), [1.0, 1.0])
+
+
+def test_op_without_any_kernel_here_is_a_placement_error_without_soft_hint():
+    with dp.cpu(0):
+        x = dp.constant([1.0, 2.0])
+        y = tf.raw_ops.NcclAllReduce(input=x, reduction="sum", num_devices=1, shared_name="s")
+    with pytest.raises(dp.DevicePlacementError, match="has no kernel for the op on CPU") as info:
+        dp.Session(soft=True).run(y)
+    assert info.value.op_name == "NcclAllReduce"
+    assert info.value.requested == "/device:CPU:0"
+    assert "soft=True" not in str(info.value)

@@ -49,26 +49,51 @@ class DevicePlacementError(tf.errors.InvalidArgumentError):
         self.requested = requested
         self.available = available
         self.original = original
-        reason = _placement_reason(original.message)
+        reason, hint = _placement_reason(original.message)
         message = (
             f"cannot place op {op!r} on {requested or 'the device it was colocated with'}: "
-            f"{reason}. Available devices: {', '.join(available)}. "
-            "Pin it to one of those, or pass soft=True to Session to let TensorFlow fall back "
-            "(dp.placement shows where it lands)."
+            f"{reason}. Available devices: {', '.join(available)}. {hint}"
         )
         super().__init__(original.node_def, original.op, message)
 
 
-def _placement_reason(message: str) -> str:
+_FALL_BACK = (
+    "Pin it to one of those, or pass soft=True to Session to let TensorFlow fall back "
+    "(dp.placement shows where it lands)."
+)
+
+
+def _placement_reason(message: str) -> tuple[str, str]:
+    """Why TF could not place an op, and what to do about it."""
     if "CUDA is not enabled" in message or "appears to be a GPU" in message:
-        return "this TensorFlow build sees no GPU"
+        return "this TensorFlow build sees no GPU", _FALL_BACK
     if "no supported kernel" in message:
-        return "the op has no kernel for that device type"
+        return "the op has no kernel for that device type", _FALL_BACK
+    if "No OpKernel was registered" in message:
+        devices = re.search(r"Registered devices: \[([^\]]*)\]", message)
+        kinds = devices.group(1) if devices else "any device"
+        return (
+            f"this TensorFlow build has no kernel for the op on {kinds}",
+            "No device here can run it, soft placement included: use another op, or a "
+            "TensorFlow build and machine with a device that has its kernel.",
+        )
     if "incompatible device" in message:
-        return "it is colocated with ops that require an incompatible device"
+        return "it is colocated with ops that require an incompatible device", _FALL_BACK
     if "available devices are" in message:
-        return "no such device exists in this session"
-    return message.strip().splitlines()[-1]
+        return "no such device exists in this session", _FALL_BACK
+    return message.strip().splitlines()[-1], _FALL_BACK
+
+
+def _unplaceable_op(message: str) -> str | None:
+    """The op a placement failure names, or None for other errors."""
+    for pattern in (
+        r"Cannot assign a device for operation ([^:\s]+)",
+        r"No OpKernel was registered to support Op '[^']+' used by \{\{node ([^}]+)\}\}",
+    ):
+        found = re.search(pattern, message)
+        if found:
+            return found.group(1)
+    return None
 
 
 def _requested_device(message: str) -> str:
@@ -229,12 +254,15 @@ class Session(tf.Session):
                 lambda: super(Session, self).run(fetches, feed_dict, options, run_metadata)
             )
         except tf.errors.InvalidArgumentError as err:
-            found = re.search(r"Cannot assign a device for operation ([^:\s]+)", err.message)
-            if found is None:
+            op_name = _unplaceable_op(err.message)
+            if op_name is None:
                 raise
-            raise DevicePlacementError(
-                found.group(1), _requested_device(err.message), self.devices(), err
-            ) from err
+            try:
+                requested = self.graph.get_operation_by_name(op_name).device
+            except KeyError:
+                requested = ""
+            requested = _requested_device(err.message) or canonical_device(requested)
+            raise DevicePlacementError(op_name, requested, self.devices(), err) from err
 
     def _captured(self, call: Any) -> Any:
         if not self._log_placement:
