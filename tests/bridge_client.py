@@ -63,6 +63,7 @@ class HostProcess:
         self.seq = 0
         self.callbacks: dict[int, Any] = {}
         self.released: list[int] = []
+        self.stderr = ""  # what the host wrote to stderr, after close()
         kind, _, body = self.read_frame()
         assert kind == frames.HELLO, kind
         self.hello = wire.decode(body)
@@ -145,6 +146,8 @@ class HostProcess:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+            if self.proc.stderr:
+                self.stderr = self.proc.stderr.read().decode("utf-8", "replace")
             for f in (self.proc.stdout, self.proc.stderr):
                 if f:
                     f.close()

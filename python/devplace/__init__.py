@@ -5,6 +5,8 @@
 profiles and placement reports. See DESIGN.md for the contract shared with the Julia package.
 """
 
+import importlib
+
 from devplace._tf import tf
 from devplace.devices import Device, DeviceSpecError, canonical_device, parse_device
 from devplace.gradients import gradients
@@ -68,8 +70,39 @@ reduce_mean = tf.reduce_mean
 
 __version__ = "0.1.0"
 
+# Heavier parts load on first use, so `import devplace` pays for TensorFlow only.
+_LAZY = {
+    "plot_profile": "devplace.plot",
+    "compare_profiles": "devplace.plot",
+    "read_trace": "devplace.trace",
+    "TraceError": "devplace.trace",
+    "autoplace": "devplace.autoplace",
+    "Placement": "devplace.autoplace",
+    "LocalCluster": "devplace.cluster",
+    "ClusterSession": "devplace.cluster",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load the lazily exported names (`plot_profile`, `autoplace`, `LocalCluster`, ...)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'devplace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
+    "ClusterSession",
+    "LocalCluster",
+    "Placement",
+    "TraceError",
+    "autoplace",
+    "compare_profiles",
+    "plot_profile",
+    "read_trace",
     "PS_OPS",
     "UPDATE_OPS",
     "Device",

@@ -145,6 +145,8 @@ def run_demo(
             f"no GPU here: the seeds' {SEED_GPU} is mapped onto logical {mapping[SEED_GPU]} "
             "(a session with 2 logical CPU devices), so the ops pinned to the GPU really run on "
             "another device and colocation really moves the gradient ops.",
+            "ops pinned nowhere (with colocate=false: every gradient op) go to TensorFlow's "
+            f"default device, {SEED_CPU} here (GPU:0 on a machine with a GPU).",
             "logical CPU devices share one thread pool and copy nothing: the times below do not "
             "rank the two placements; the placement and the transfers do.",
         ]
@@ -158,10 +160,12 @@ def run_demo(
         echo(f"== colocate={str(colocate).lower()}: gradients(c, a, colocate={colocate}) ==")
         echo(run.report.table())
         pairs = gradient_pairs(run.report)
+        control = sum(t.control for t in run.report.transfers)
+        edges = f", {control} of them control edges" if control else ""
         echo(
             f"gradient ops on their forward op's device: {run.colocated_gradients}/{len(pairs)}; "
             f"cross-device transfers: {run.report.transfer_count} "
-            f"({run.report.transfer_bytes} bytes); trace: {run.trace_path}"
+            f"({run.report.transfer_bytes} bytes{edges}); trace: {run.trace_path}"
         )
     picture = os.path.join(out, "colocate.png")
     comparison = compare_profiles(
@@ -169,6 +173,12 @@ def run_demo(
         runs[False].trace_path,
         picture,
         labels=("colocate=true", "colocate=false"),
+        title="gradients(c, a, colocate=true) vs colocate=false"
+        + (
+            ""
+            if mapping[SEED_GPU] == SEED_GPU
+            else f" (no GPU here: the seeds' GPU:0 is the logical {mapping[SEED_GPU]})"
+        ),
     )
     echo("")
     echo(comparison.table())

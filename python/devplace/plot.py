@@ -9,6 +9,7 @@ visible; the numbers (busy time, makespan) always come from the real durations.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 import re
@@ -16,29 +17,30 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection, PatchCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import FuncFormatter
 
-matplotlib.use("Agg")  # files only; never needs a display
+from devplace.comparison import Comparison, compare, format_bytes, format_time
+from devplace.trace import Trace, TraceOp, read_trace
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch, Rectangle  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+__all__ = ["compare_profiles", "comparison_figure", "plot_profile", "profile_figure"]
 
-from devplace.comparison import Comparison, compare, format_bytes, format_time  # noqa: E402
-from devplace.trace import Trace, TraceOp, read_trace  # noqa: E402
-
-__all__ = ["compare_profiles", "plot_profile"]
-
-_PALETTE = plt.get_cmap("tab10").colors
+_PALETTE = colormaps["tab10"].colors
 _OTHER = "#b0b0b0"
 _TRANSFER = "#c0392b"
 _MAX_TYPES = 9  # op types with their own colour; the rest are "other"
 _MAX_ARROWS = 400  # beyond this, transfers are plain lines (arrows get slow and cluttered)
 _LANE = 0.8  # lane height; lanes are 1 apart
 _RUNTIME_NAME = re.compile(r"/_\d+$")
-_MAX_LABELS = 300  # op labels tried, widest bars first
+_MAX_LABELS = 300
+_MAX_EDGED = (
+    400  # ops drawn with an outline; denser charts get none  # op labels tried, widest bars first
+)
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
 
 
@@ -82,39 +84,46 @@ def _draw_timeline(
     lane = {d: i for i, d in enumerate(devices)}
     min_width = xmax * _MIN_BAR
     labels = []
+    bars: dict[bool, list[Rectangle]] = {False: [], True: []}  # by "is a gradient op"
     for device in devices:
         rows = _rows(trace, device)
         height = _LANE / max(1, len(rows))
         ops = trace.ops_on(device)
+        starts = {t: [o.start_us for o in ops if o.thread == t] for t in rows}  # sorted
         for op in ops:
             y = lane[device] + rows[op.thread] * height
             width = max(op.duration_us, min_width)
-            ax.add_patch(
+            bars[_is_gradient(op)].append(
                 Rectangle(
                     (op.start_us, y),
                     width,
                     height * 0.92,
                     facecolor=colors.get(op.op_type, _OTHER),
-                    edgecolor="#333333",
-                    linewidth=0.4,
-                    hatch="////" if _is_gradient(op) else None,
                 )
             )
-            later = [o.start_us for o in ops if o.thread == op.thread and o.start_us > op.start_us]
-            free_until = min(later, default=xmax * 1.02)
+            row_starts = starts[op.thread]
+            after = bisect.bisect_right(row_starts, op.start_us)
+            free_until = row_starts[after] if after < len(row_starts) else xmax * 1.02
             labels.append(
                 _Label(
                     _short(op.name), op.start_us, op.start_us + width, free_until, y + height * 0.46
                 )
             )
+    edge = 0.4 if len(trace.ops) <= _MAX_EDGED else 0.0  # dense charts: edges would hide colour
+    for gradient, patches in bars.items():
+        collection = PatchCollection(
+            patches, match_original=True, edgecolor="#333333", linewidth=edge
+        )
+        if gradient:
+            collection.set_hatch("////")
+        ax.add_collection(collection)
     _draw_transfers(ax, trace, lane)
     busy = trace.busy_us()
     ax.set_yticks([lane[d] + _LANE / 2 for d in devices])
     ax.set_yticklabels([_lane_label(trace, d, busy) for d in devices], fontsize=8)
     ax.set_ylim(len(devices) - 0.1, -0.1)
     ax.set_xlim(0, xmax * 1.02 if xmax > 0 else 1.0)
-    scale, unit = _time_unit(xmax)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / scale:g}"))
+    _time_axis(ax, xmax)
     ax.set_ylabel("device")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
@@ -127,6 +136,13 @@ def _time_unit(span_us: float) -> tuple[float, str]:
     if span_us >= 1e4:
         return 1e3, "ms"
     return 1.0, "µs"
+
+
+def _time_axis(ax: Any, span_us: float) -> str:
+    """Show µs data on the x axis in the unit that reads best; returns the unit."""
+    scale, unit = _time_unit(span_us)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / scale:g}"))
+    return unit
 
 
 def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int]) -> None:
@@ -192,7 +208,7 @@ def _place_labels(fig: Any, labels: list[_Label]) -> None:
             text.set_ha("left")
             text.set_text(" " + label.text)
             box = text.get_window_extent(renderer)
-            if box.x1 > limit - 2:
+            if box.x1 > limit - 4:
                 text.remove()
                 continue
         if any(box.overlaps(other) for other in kept):
@@ -214,35 +230,37 @@ def _legend_handles(colors: dict[str, Any], with_transfers: bool) -> list[Any]:
 
 
 def _title(label: str, trace: Trace) -> str:
+    size = trace.transfer_bytes
     return (
         f"{label}: {len(trace.ops)} ops on {len(trace.devices)} devices, "
         f"makespan {format_time(trace.makespan_us)}, {trace.transfer_count} transfers "
-        f"({format_bytes(trace.transfer_bytes)})"
+        f"({'bytes unknown' if size is None else format_bytes(size)})"
     )
 
 
-def _save(fig: Any, out: str | os.PathLike[str]) -> str:
+def _save(fig: Figure, out: str | os.PathLike[str]) -> str:
     path = os.fspath(out)
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
-        plt.close(fig)
         raise FileNotFoundError(f"cannot write picture {path!r}: folder {folder!r} does not exist")
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
-def plot_profile(
-    trace_or_path: Any, out: str | os.PathLike[str], title: str | None = None
-) -> Trace:
-    """Draw a trace (a path, `Profile.trace`, or `Trace`) as a per-device Gantt chart to `out`.
+def _finish(fig: Figure, labels: list[_Label]) -> None:
+    fig.canvas.draw()
+    fig.set_layout_engine("none")  # freeze the layout so label positions are final
+    _place_labels(fig, labels)
 
-    Returns the parsed `Trace`, whose `devices` are the chart's lanes.
-    """
+
+def profile_figure(trace_or_path: Any, title: str | None = None) -> tuple[Figure, Trace]:
+    """The Gantt chart of a trace as a matplotlib `Figure` (for notebooks), with the `Trace`."""
     trace = read_trace(trace_or_path)
     colors = _type_colors([trace])
     height = 1.6 + 0.75 * len(trace.devices)
-    fig, ax = plt.subplots(figsize=(13, max(3.2, height)), layout="constrained")
+    fig = Figure(figsize=(13, max(3.2, height)), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
     xmax = trace.makespan_us
     labels = _draw_timeline(ax, trace, trace.devices, xmax, colors)
     ax.set_xlabel(f"time since the first op started ({_time_unit(xmax)[1]})")
@@ -255,34 +273,40 @@ def plot_profile(
         title="op type",
         title_fontsize=8,
     )
-    fig.canvas.draw()
-    fig.set_layout_engine("none")  # freeze the layout so label positions are final
-    _place_labels(fig, labels)
+    _finish(fig, labels)
+    return fig, trace
+
+
+def plot_profile(
+    trace_or_path: Any, out: str | os.PathLike[str], title: str | None = None
+) -> Trace:
+    """Draw a trace (a path, `Profile.trace`, or `Trace`) as a per-device Gantt chart to `out`
+    (PNG, SVG or PDF by extension). Returns the parsed `Trace`: its `devices` are the lanes."""
+    fig, trace = profile_figure(trace_or_path, title)
     _save(fig, out)
     return trace
 
 
-def compare_profiles(
-    a: Any,
-    b: Any,
-    out: str | os.PathLike[str],
-    labels: tuple[str, str] | None = None,
-) -> Comparison:
-    """Draw two traces one above the other on the same lanes and time scale, with per-device
-    busy time and a summary table beside them, to `out`; returns the numbers as a `Comparison`."""
+def comparison_figure(
+    a: Any, b: Any, labels: tuple[str, str] | None = None, title: str | None = None
+) -> tuple[Figure, Comparison]:
+    """The picture of `compare_profiles` as a matplotlib `Figure`, with its numbers."""
     ta, tb = read_trace(a), read_trace(b)
     comparison = compare(ta, tb, labels)
     devices = comparison.devices
     colors = _type_colors([ta, tb])
     xmax = max(ta.makespan_us, tb.makespan_us)
     lane_height = 0.75 * len(devices) + 1.0
-    fig = plt.figure(figsize=(15, max(6.5, 2 * lane_height + 1.8)), layout="constrained")
+    fig = Figure(figsize=(15, max(6.5, 2 * lane_height + 1.8)), layout="constrained")
+    FigureCanvasAgg(fig)
+    if title:
+        fig.suptitle(title, fontsize=11)
     grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.2])
     top = fig.add_subplot(grid[0, 0])
     bottom = fig.add_subplot(grid[1, 0], sharex=top)
-    labels: list[_Label] = []
+    op_labels: list[_Label] = []
     for ax, trace, summary in ((top, ta, comparison.a), (bottom, tb, comparison.b)):
-        labels += _draw_timeline(ax, trace, devices, xmax, colors)
+        op_labels += _draw_timeline(ax, trace, devices, xmax, colors)
         ax.set_title(_title(summary.label, trace), fontsize=10, loc="left")
     bottom.set_xlabel(
         f"time since the first op started ({_time_unit(xmax)[1]}); same scale in both"
@@ -295,9 +319,20 @@ def compare_profiles(
         ncol=7,
         fontsize=8,
     )
-    fig.canvas.draw()
-    fig.set_layout_engine("none")
-    _place_labels(fig, labels)
+    _finish(fig, op_labels)
+    return fig, comparison
+
+
+def compare_profiles(
+    a: Any,
+    b: Any,
+    out: str | os.PathLike[str],
+    labels: tuple[str, str] | None = None,
+    title: str | None = None,
+) -> Comparison:
+    """Draw two traces one above the other on the same lanes and time scale, with per-device
+    busy time and a summary table beside them, to `out`; returns the numbers as a `Comparison`."""
+    fig, comparison = comparison_figure(a, b, labels, title)
     _save(fig, out)
     return comparison
 
@@ -316,7 +351,8 @@ def _draw_busy(ax: Any, comparison: Comparison) -> None:
     ax.set_yticks(range(len(devices)))
     ax.set_yticklabels(devices, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("busy time (µs)")
+    unit = _time_axis(ax, max([*comparison.a.busy_us.values(), *comparison.b.busy_us.values(), 0]))
+    ax.set_xlabel(f"busy time ({unit})")
     ax.set_title("per-device busy time", fontsize=10)
     ax.margins(x=0.3)
     ax.legend(fontsize=8, loc="lower right")

@@ -172,8 +172,10 @@ class PlacementReport:
             for row in [header, *rows]
         ]
         lines.insert(1, "  ".join("-" * w for w in widths))
+        control = sum(t.control for t in self.transfers)
         lines.append(
             f"{self.transfer_count} cross-device transfers, {self.transfer_bytes} bytes"
+            + (f" ({control} control-only, sent by no op above)" if control else "")
             + (f"; {len(self.moved)} ops (*) ran elsewhere than requested" if self.moved else "")
         )
         if self.optimized_away:

@@ -173,7 +173,7 @@ def inception_module(seed: int = 0) -> Problem:
     return _small_problem("inception", 11, edges, np.random.default_rng(seed), n_acc=3)
 
 
-def random_layered(n: int = 12, seed: int = 0) -> Problem:
+def random_layered(n: int = 12, seed: int = 0, n_acc: int = 2) -> Problem:
     """A random layered DAG of n ops (2-4 per layer, each op fed by 1-2 ops of earlier layers)."""
     rng = np.random.default_rng(seed)
     layers: list[list[int]] = []
@@ -188,7 +188,7 @@ def random_layered(n: int = 12, seed: int = 0) -> Problem:
         for v in layers[li]:
             k = min(len(earlier), int(rng.integers(1, 3)))
             edges += [(int(u), v) for u in rng.choice(earlier, size=k, replace=False)]
-    return _small_problem(f"layered{n}s{seed}", n, edges, rng)
+    return _small_problem(f"layered{n}s{seed}", n, edges, rng, n_acc)
 
 
 def small_graphs() -> list[Problem]:

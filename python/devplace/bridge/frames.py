@@ -106,18 +106,16 @@ class FrameWriter:
         if MIN_LENGTH + n > DEFAULT_MAX_FRAME:
             raise ValueError(f"message of {n} bytes is larger than a frame can hold (4 GiB)")
         head = HEADER.pack(MIN_LENGTH + n, kind, seq)
-        small = bytearray(head)
-        pending: list[Any] = []
+        if n < 1 << 16:  # one write for the common small message
+            self._write_all(b"".join([head, *body]))
+            return
+        self._write_all(head)
         for b in body:
-            if memoryview(b).nbytes < 1 << 16:
-                small += b
-            else:
-                pending.append(small)
-                pending.append(b)
-                small = bytearray()
-        pending.append(small)
-        for b in pending:
-            view = memoryview(b).cast("B")
-            while view.nbytes:
-                k = os.write(self.fd, view)
-                view = view[k:]
+            self._write_all(b)
+
+    def _write_all(self, data: Any) -> None:
+        view = memoryview(data).cast("B")
+        k = os.write(self.fd, view)
+        while k < view.nbytes:
+            view = view[k:]
+            k = os.write(self.fd, view)

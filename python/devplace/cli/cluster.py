@@ -1,5 +1,191 @@
-"""Placeholder for `devplace cluster` so the dispatcher imports; the cluster engineer replaces it."""
+"""`devplace cluster up|down`: a local cluster of TF servers on loopback ports.
+
+`up` starts the servers, prints the spec (and writes it as JSON), records the PIDs in a state
+file and runs until Ctrl-C (or SIGTERM), then stops them. `down` stops the cluster recorded in
+the state file, by PID, from another terminal. Also runnable as `python -m devplace.cli.cluster`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from devplace.cluster import LocalCluster
+
+__all__ = ["down", "main", "register", "up"]
 
 
-def register(subparsers: object) -> None:
-    """Add nothing yet: `devplace cluster` is being written in parallel."""
+def _count(least: int) -> object:
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {least}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `cluster` command with its `up` and `down` subcommands."""
+    parser = subparsers.add_parser(
+        "cluster",
+        help="start or stop a local cluster of TF servers",
+        description="A local cluster of real TensorFlow servers on loopback ports.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--state-file",
+        type=Path,
+        help="where the running cluster's PIDs are kept "
+        "(default: $DEVPLACE_CLUSTER_STATE or ~/.cache/devplace/cluster-state.json)",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    start = actions.add_parser(
+        "up",
+        parents=[common],
+        help="start servers; run until Ctrl-C",
+        description="Start ps and worker servers, print the cluster spec and write it as JSON; "
+        "run until Ctrl-C or `devplace cluster down`, then stop them.",
+    )
+    start.add_argument("--ps", type=_count(0), default=1, metavar="N", help="ps tasks (1)")
+    start.add_argument("--workers", type=_count(1), default=2, metavar="M", help="workers (2)")
+    start.add_argument("--cpus", type=_count(1), default=1, metavar="C", help="CPUs per server")
+    start.add_argument(
+        "--spec-file", type=Path, help="write the spec here (default: next to the state file)"
+    )
+    isolation = start.add_mutually_exclusive_group()
+    isolation.add_argument(
+        "--isolate",
+        dest="isolate",
+        action="store_const",
+        const=True,
+        help="require a loopback-only network namespace (fail without one)",
+    )
+    isolation.add_argument(
+        "--no-isolate",
+        dest="isolate",
+        action="store_const",
+        const=False,
+        help="never use a network namespace (servers listen on every interface)",
+    )
+    start.add_argument(
+        "--start-timeout", type=float, default=60.0, metavar="S", help="seconds to start (60)"
+    )
+    start.set_defaults(func=up)
+    stop = actions.add_parser("down", parents=[common], help="stop the cluster `up` started")
+    stop.set_defaults(func=down)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _state_file(args: argparse.Namespace) -> Path:
+    from devplace.cluster.state import default_state_file
+
+    return Path(args.state_file) if args.state_file else default_state_file()
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def up(args: argparse.Namespace) -> int:
+    """Start the cluster, print its spec, and hold it until Ctrl-C or SIGTERM."""
+    from devplace.cluster import ClusterStartError, LocalCluster, read_state
+
+    state_file = _state_file(args)
+    state = read_state(state_file)
+    if state is not None and state.running():
+        print(
+            f"devplace cluster: a cluster is already up (pid {state.owner.pid}, state file "
+            f"{state_file}). Stop it with `devplace cluster down`, or pass another "
+            "--state-file.",
+            file=sys.stderr,
+        )
+        return 1
+    spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    cluster = LocalCluster(
+        ps=args.ps,
+        workers=args.workers,
+        cpus=args.cpus,
+        isolate=args.isolate,
+        spec_file=spec_file,
+        state_file=state_file,
+        start_timeout=args.start_timeout,
+        stop_owner=True,
+    )
+    try:
+        cluster.start()
+    except (ClusterStartError, ValueError) as err:
+        print(f"devplace cluster: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    try:
+        where = (
+            "in a loopback-only network namespace"
+            if cluster.isolated
+            else "listening on EVERY interface, without authentication"
+        )
+        print(f"devplace cluster: {args.ps} ps, {args.workers} workers, {where}")
+        print(json.dumps(cluster.spec, indent=2))
+        print(f"spec written to {cluster.spec_file}")
+        print(f"session target: {cluster.target('worker', 0)}  (/job:worker/task:0)")
+        print("Stop with Ctrl-C, or `devplace cluster down` from another terminal.", flush=True)
+        _hold(cluster)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+    print("devplace cluster: stopped", flush=True)
+    return 0
+
+
+def _hold(cluster: LocalCluster) -> None:
+    """Wait (until interrupted), saying once when a server exits on its own."""
+    reported: set[str] = set()
+    while True:
+        for role, status in cluster.exited().items():
+            if role not in reported:
+                reported.add(role)
+                print(f"devplace cluster: {role} exited with status {status}", flush=True)
+        time.sleep(0.5)
+
+
+def down(args: argparse.Namespace) -> int:
+    """Stop the cluster recorded in the state file, by PID."""
+    from devplace.cluster import stop_cluster
+
+    state_file = _state_file(args)
+    if not state_file.exists():
+        print(f"devplace cluster: no cluster is up (no state file {state_file})", file=sys.stderr)
+        return 1
+    try:
+        stopped = stop_cluster(state_file)
+    except ValueError as err:
+        print(f"devplace cluster: {err}", file=sys.stderr)
+        return 1
+    print(f"devplace cluster: stopped {', '.join(stopped) or 'nothing (it had already exited)'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`devplace cluster ...` on its own: `python -m devplace.cli.cluster up --ps 1`."""
+    parser = argparse.ArgumentParser(prog="devplace")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["cluster", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,11 +38,12 @@ def _count(text: str) -> int:
 def device_rows(cpus: int | None = None, gpus: int | None = None) -> list[dict[str, Any]]:
     """One dict per device a session with these counts sees: name, type, memory_bytes."""
     import devplace as dp
+    from devplace.session import short_device
 
     with dp.Session(cpus=cpus, gpus=gpus, graph=dp.tf.Graph()) as sess:
         return [
             {
-                "name": dp.session.short_device(d.name),
+                "name": short_device(d.name),
                 "type": d.device_type,
                 "memory_bytes": int(d.memory_limit_bytes),
             }
@@ -63,9 +64,11 @@ def _ram() -> int | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the devices; 1 with TensorFlow's message if the session cannot be made."""
+    from devplace._tf import tf
+
     try:
         rows = device_rows(args.cpus, args.gpus)
-    except Exception as err:  # TF raises many types for bad device configurations
+    except (tf.errors.OpError, ValueError, RuntimeError) as err:
         print(f"devplace devices: error: cannot make a session: {err}", file=sys.stderr)
         return 1
     if args.json:

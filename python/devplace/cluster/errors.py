@@ -102,8 +102,11 @@ def _known_tasks(spec: Any, target: str | None) -> list[tuple[str | None, int | 
 
 
 def _mentioned(message: str, known: list[tuple[str | None, int | None, str]]) -> list[str]:
-    """Addresses of the tasks TF's message names, by task or by address."""
+    """Addresses of the tasks TF's message names: by address (the one it could not reach),
+    else by task name (which may be the task reporting the failure)."""
     addresses = {m.group("address") for m in _ADDRESS.finditer(message)}
+    if addresses:
+        return sorted(addresses)
     for m in _TASK.finditer(message):
         for job, task, address in known:
             if job == m.group("job") and task == int(m.group("task")):
@@ -111,22 +114,63 @@ def _mentioned(message: str, known: list[tuple[str | None, int | None, str]]) ->
     return sorted(addresses)
 
 
+_CODES = {
+    "UNAVAILABLE": tf.errors.UnavailableError,
+    "DEADLINE_EXCEEDED": tf.errors.DeadlineExceededError,
+    "ABORTED": tf.errors.AbortedError,
+}
+_SECTION = re.compile(r"^(?P<code>[A-Z_]+): (?P<text>.*)$", re.MULTILINE)
+
+
+def _cause(err: Any) -> tuple[type | None, str]:
+    """The peer error behind `err` and TF's words for it.
+
+    When several tasks fail at once TF raises the first status (often a CANCELLED receive)
+    and lists all of them as `CODE: text` sections; the peer failure is among those.
+    """
+    for kind in _CODES.values():
+        if isinstance(err, kind):
+            return kind, _first_line(err.message)
+    lines = err.message.splitlines()
+    for found in _SECTION.finditer(err.message):
+        if found.group("code") in _CODES:
+            index = err.message[: found.start()].count("\n")
+            text = " ".join([found.group("text"), *lines[index + 1 : index + 2]]).strip()
+            return _CODES[found.group("code")], text[:300]
+    return None, ""
+
+
 def _first_line(message: str) -> str:
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if ln != "Graph execution error:"]
-    return lines[0] if lines else message.strip()
+    """TF's first meaningful line, with the next one when it only says where (`From ...:`)."""
+    lines = [ln.strip() for ln in message.splitlines()]
+    lines = [ln for ln in lines if re.search("[A-Za-z]", ln) and ln != "Graph execution error:"]
+    if not lines:
+        return message.strip()[:300]
+    said = " ".join(lines[:2]) if lines[0].endswith(":") else lines[0]
+    return said[:300]
 
 
 def _statuses(known: list[tuple[str | None, int | None, str]], wait: float) -> list[TaskStatus]:
     probes = probe_all([a for _, _, a in known], wait)
     return [
         TaskStatus(job, task, address, p.state, p.detail)
-        for (job, task, address), p in zip(known, probes)
+        for (job, task, address), p in zip(known, probes, strict=True)
     ]
 
 
 def _describe(statuses: list[TaskStatus]) -> str:
     return "; ".join(f"{s.name} is {s.state} ({s.detail})" for s in statuses)
+
+
+_RESTART = (
+    "Hint: the server process has died or was never started: start it again on the same "
+    "address (LocalCluster.restart, or `devplace cluster up`), then make a new session and "
+    "restore the variables from the last checkpoint (Checkpointer.reconnect)"
+)
+_RESTORE = (
+    ", and a restarted task has lost its variables and graphs. Hint: make a new session and "
+    "restore the variables from the last checkpoint (Checkpointer.reconnect)"
+)
 
 
 def explain(
@@ -140,47 +184,50 @@ def explain(
 
     spec: the cluster (any form `as_spec` takes); target: the session's `grpc://` target;
     timeout: the session's operation timeout in seconds, quoted in the message. Errors other
-    than Unavailable, DeadlineExceeded and Aborted come back unchanged.
+    than Unavailable, DeadlineExceeded and Aborted (alone, or among the statuses of a
+    multi-task failure) come back unchanged.
     """
-    if not isinstance(
-        err,
-        (tf.errors.UnavailableError, tf.errors.DeadlineExceededError, tf.errors.AbortedError),
-    ) or isinstance(err, _PeerError):
+    if not isinstance(err, tf.errors.OpError) or isinstance(err, _PeerError):
+        return err
+    kind, said = _cause(err)
+    if kind is None:
         return err
     known = _known_tasks(spec, target)
     statuses = _statuses(known, probe_timeout)
-    said = _first_line(err.message)
-    if isinstance(err, tf.errors.DeadlineExceededError):
-        silent = [s for s in statuses if s.state == SILENT]
-        limit = f"the timeout of {timeout:g} s" if timeout else "the session's timeout"
-        if silent:
-            message = (
-                f"no answer within {limit}: {_describe(silent)}. Hint: a stopped process "
-                "resumes with `kill -CONT <pid>`; a hung one must be restarted (then restore "
-                "from the last checkpoint)"
-            )
-        else:
-            message = (
-                f"the operation took longer than {limit}, yet every task answered a liveness "
-                f"probe ({', '.join(s.name for s in statuses) or 'no tasks known'}). Hint: if "
-                "the step is just slow, pass a larger timeout to the Session"
-            )
-        return PeerDeadlineError(err, f"{message}. TensorFlow said: {said}", statuses)
-    if isinstance(err, tf.errors.AbortedError):
+    gone = [s for s in statuses if s.state == GONE]
+    silent = [s for s in statuses if s.state == SILENT]
+    if kind is tf.errors.AbortedError:
+        message = f"a task lost the session's state, most likely because it restarted{_RESTORE}"
+        at_fault = statuses
+    elif gone:
+        message = f"{_describe(gone)}. {_RESTART}"
+        at_fault = gone
+    elif silent:
+        limit = f"within the timeout of {timeout:g} s" if timeout else "in time"
         message = (
-            f"a task lost the session's state, most likely because it restarted "
-            f"({_describe(statuses) or 'no tasks known'}). Hint: make a new session and "
-            "restore the variables from the last checkpoint (devplace.cluster.Checkpointer)"
+            f"no answer {limit}: {_describe(silent)}. Hint: a stopped process resumes with "
+            "`kill -CONT <pid>`; a hung one must be restarted (then restore from the last "
+            "checkpoint)"
         )
-        return PeerAbortedError(err, f"{message}. TensorFlow said: {said}", statuses)
-    named = set(_mentioned(err.message, known))
-    at_fault = [s for s in statuses if s.state == GONE or (s.address in named and s.state != ALIVE)]
-    if not at_fault:
+        at_fault = silent
+    elif kind is tf.errors.DeadlineExceededError:
+        limit = f"the timeout of {timeout:g} s" if timeout else "the session's timeout"
+        message = (
+            f"the operation took longer than {limit}, yet every task answers "
+            f"({', '.join(s.name for s in statuses) or 'no tasks known'}). Hint: if the step "
+            "is just slow, pass a larger timeout to the Session"
+        )
+        at_fault = []
+    else:
+        named = set(_mentioned(err.message, known))
         at_fault = [s for s in statuses if s.address in named] or statuses
-    message = (
-        f"cannot reach {_describe(at_fault) or 'the cluster'}. Hint: the server process has "
-        "died or was never started: start it again on the same address (LocalCluster.restart "
-        "or `devplace cluster up`), make a new session and restore the variables from the last "
-        "checkpoint"
-    )
-    return PeerUnavailableError(err, f"{message}. TensorFlow said: {said}", at_fault)
+        message = (
+            f"TensorFlow could not reach {', '.join(s.name for s in at_fault)}, which "
+            f"answers now: it has probably just restarted{_RESTORE}"
+        )
+    cls = {
+        tf.errors.AbortedError: PeerAbortedError,
+        tf.errors.DeadlineExceededError: PeerDeadlineError,
+        tf.errors.UnavailableError: PeerUnavailableError,
+    }[kind]
+    return cls(err, f"{message}. TensorFlow said: {said}", at_fault)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from functools import cache
 
-__all__ = ["NamespaceError", "isolate", "join_command", "supported"]
+__all__ = ["NamespaceError", "isolate", "join_command", "loopback_up", "supported"]
 
 _CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS = 0x8913
@@ -35,7 +35,8 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def _loopback_up() -> None:
+def loopback_up() -> None:
+    """Bring this namespace's `lo` interface up (a new namespace starts with it down)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH", b"lo", 0)
         flags = struct.unpack("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, request)[:18])[1]
@@ -53,7 +54,7 @@ def isolate() -> None:
     if _libc().unshare(_CLONE_NEWNET) != 0:
         errno = ctypes.get_errno()
         raise NamespaceError(errno, f"unshare(CLONE_NEWNET) failed: {os.strerror(errno)}")
-    _loopback_up()
+    loopback_up()
 
 
 def _probe() -> None:

@@ -58,7 +58,7 @@ def probe(address: str, timeout: float = 1.0) -> Probe:
                 if not chunk:
                     return result(GONE, "connection closed without an answer")
                 header += chunk
-        except socket.timeout:
+        except TimeoutError:
             return result(SILENT, f"no answer within {timeout:g} s (stopped or hung)")
         except OSError as err:
             return result(GONE, f"connection lost: {err.strerror or err}")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from devplace._tf import tf
 from devplace.cluster import spec as specs
 from devplace.cluster.errors import explain
 from devplace.session import DEFAULT_REMOTE_TIMEOUT, Session
 
 __all__ = ["ClusterSession"]
+
+_GONE = (tf.errors.AbortedError, tf.errors.UnavailableError, tf.errors.DeadlineExceededError)
 
 
 class ClusterSession(Session):
@@ -23,11 +26,11 @@ class ClusterSession(Session):
     def __init__(self, cluster: Any, job: str = "worker", task: int = 0, **kwargs: Any):
         cluster = getattr(cluster, "cluster_spec", cluster)
         self.cluster_spec = specs.as_spec(cluster)
-        target = specs.target(self.cluster_spec, job, int(task))
+        self.target = specs.target(self.cluster_spec, job, int(task))
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = DEFAULT_REMOTE_TIMEOUT
         self.timeout = float(kwargs["timeout"])
-        super().__init__(target=target, **kwargs)
+        super().__init__(target=self.target, **kwargs)
 
     def run(
         self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
@@ -36,7 +39,14 @@ class ClusterSession(Session):
         try:
             return super().run(fetches, feed_dict, options, run_metadata)
         except Exception as err:
-            better = explain(err, self.cluster_spec, self.sess_str, self.timeout)
+            better = explain(err, self.cluster_spec, self.target, self.timeout)
             if better is err:
                 raise
             raise better from err
+
+    def close(self) -> None:
+        """Close the session; one whose master died or restarted is already gone, quietly."""
+        try:
+            super().close()
+        except _GONE:
+            pass

@@ -35,7 +35,9 @@ __all__ = [
     "write_spec",
 ]
 
-SpecLike = Any  # tf.train.ClusterSpec | Mapping[str, Sequence[str] | Mapping[int, str]] | str | Path
+SpecLike = (
+    Any  # tf.train.ClusterSpec | Mapping[str, Sequence[str] | Mapping[int, str]] | str | Path
+)
 
 _JOB = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ADDRESS = re.compile(r"(?P<host>[A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})\Z")
@@ -166,8 +168,7 @@ def spec_dict(spec: SpecLike) -> dict[str, list[str]]:
         indices = cluster.task_indices(job)
         if indices != list(range(len(indices))):
             raise ClusterSpecError(
-                f"cluster spec: job {job!r} has tasks {indices}, not 0..n-1; "
-                "it has no list form"
+                f"cluster spec: job {job!r} has tasks {indices}, not 0..n-1; it has no list form"
             )
         out[job] = [cluster.task_address(job, i) for i in indices]
     return out
@@ -234,7 +235,7 @@ def device(job: str, task: int = 0, kind: str = "CPU", index: int = 0) -> str:
 
 
 def devices(spec: SpecLike, job: str, kind: str = "CPU", index: int = 0) -> list[str]:
-    """One device string per task of `job`: the ps devices for `round_robin` or `greedy_by_bytes`."""
+    """One device string per task of `job`, e.g. the ps devices for `round_robin`."""
     return [device(job, task, kind, index) for task in tasks(spec, job)]
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from devplace.autoplace.graph import InfeasibleError, Problem
 
-__all__ = ["Assigner", "data_ready", "mean_comm", "upward_rank"]
+__all__ = ["Assigner", "data_ready", "device_classes", "mean_comm", "upward_rank"]
 
 
 class Assigner:
@@ -95,3 +95,34 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
         arrive[src] = finish[u]
         np.maximum(ready, arrive, out=ready)
     return ready
+
+
+def _swappable(problem: Problem, i: int, j: int) -> bool:
+    """True when exchanging devices i and j leaves the problem unchanged."""
+    di, dj = problem.devices[i], problem.devices[j]
+    if (di.kind, di.memory, di.slots, di.pool) != (dj.kind, dj.memory, dj.slots, dj.pool):
+        return False
+    if not np.array_equal(problem.compute[:, i], problem.compute[:, j]):
+        return False
+    perm = np.arange(problem.d)
+    perm[[i, j]] = [j, i]
+    for m in (problem.link_alpha, problem.link_beta):
+        off = ~np.eye(problem.d, dtype=bool)
+        if not np.array_equal(m[np.ix_(perm, perm)][off], m[off]):
+            return False
+    return True
+
+
+def device_classes(problem: Problem) -> list[int]:
+    """Class id per device; devices of one class are interchangeable in the problem."""
+    reps: list[int] = []
+    out = []
+    for j in range(problem.d):
+        for c, i in enumerate(reps):
+            if _swappable(problem, i, j):
+                out.append(c)
+                break
+        else:
+            out.append(len(reps))
+            reps.append(j)
+    return out

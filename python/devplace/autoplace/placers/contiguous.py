@@ -32,7 +32,8 @@ def depth_first_order(problem: Problem) -> list[int]:
             v, k = stack.pop()
             if done[v]:
                 continue
-            preds = problem.preds[v]
+            # Latest-made input first, so side inputs (weights) land right before their user.
+            preds = sorted(problem.preds[v], key=lambda u: -problem.topo_index[u])
             if k < len(preds):
                 stack.append((v, k + 1))
                 if not done[preds[k]]:

@@ -1,0 +1,104 @@
+"""TF graphs for the placement benchmark: two-tower MLP, small Inception stack, LSTM seq2seq.
+
+Each builder makes its graph in a new `dp.tf.Graph` and returns (graph, fetch, feed, init).
+All are inference steps of modest size so a profile takes seconds on two cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import devplace as dp
+
+tf = dp.tf
+
+Built = tuple[Any, Any, dict[Any, np.ndarray], Any]
+
+
+def _dense(x: Any, width: int, name: str, act: Callable[[Any], Any] | None = tf.nn.relu) -> Any:
+    w = tf.Variable(tf.random.normal([int(x.shape[-1]), width], stddev=0.05), name=f"{name}_w")
+    b = tf.Variable(tf.zeros([width]), name=f"{name}_b")
+    y = tf.nn.bias_add(tf.matmul(x, w), b)
+    return act(y) if act else y
+
+
+def two_tower_mlp(batch: int = 128, width: int = 512, depth: int = 4) -> Built:
+    """Two MLP towers over the same input, joined by a sum and a head."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [batch, width], name="x")
+        towers = []
+        for t in range(2):
+            h = x
+            for k in range(depth):
+                h = _dense(h, width, f"tower{t}_l{k}")
+            towers.append(h)
+        y = tf.reduce_mean(_dense(towers[0] + towers[1], 10, "head", act=None), name="y")
+        init = tf.global_variables_initializer()
+    return graph, y, {x: np.ones([batch, width], np.float32)}, init
+
+
+def _conv(x: Any, k: int, out: int, name: str) -> Any:
+    cin = int(x.shape[-1])
+    w = tf.Variable(tf.random.normal([k, k, cin, out], stddev=0.05), name=f"{name}_w")
+    return tf.nn.relu(tf.nn.conv2d(x, w, strides=1, padding="SAME"))
+
+
+def inception_stack(batch: int = 8, size: int = 28, modules: int = 2) -> Built:
+    """A stem convolution and `modules` Inception modules (four branches each)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [batch, size, size, 3], name="images")
+        h = _conv(x, 3, 32, "stem")
+        for m in range(modules):
+            b1 = _conv(h, 1, 16, f"m{m}_b1")
+            b2 = _conv(_conv(h, 1, 16, f"m{m}_b2a"), 3, 24, f"m{m}_b2b")
+            b3 = _conv(_conv(h, 1, 8, f"m{m}_b3a"), 5, 12, f"m{m}_b3b")
+            pool = tf.nn.max_pool2d(h, 3, 1, "SAME")
+            b4 = _conv(pool, 1, 12, f"m{m}_b4")
+            h = tf.concat([b1, b2, b3, b4], axis=-1)
+        y = tf.reduce_mean(h, name="y")
+        init = tf.global_variables_initializer()
+    return graph, y, {x: np.ones([batch, size, size, 3], np.float32)}, init
+
+
+def _lstm_step(x: Any, h: Any, c: Any, w: Any, b: Any) -> tuple[Any, Any]:
+    gates = tf.nn.bias_add(tf.matmul(tf.concat([x, h], axis=1), w), b)
+    i, f, g, o = tf.split(gates, 4, axis=1)
+    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+    return tf.sigmoid(o) * tf.tanh(c), c
+
+
+def lstm_seq2seq(batch: int = 32, hidden: int = 128, steps: int = 6) -> Built:
+    """An unrolled LSTM encoder and decoder (`steps` each) with a projection per output."""
+    graph = tf.Graph()
+    with graph.as_default():
+        xs = tf.placeholder(tf.float32, [steps, batch, hidden], name="source")
+        cells = {}
+        for part in ("enc", "dec"):
+            cells[part] = (
+                tf.Variable(tf.random.normal([2 * hidden, 4 * hidden], stddev=0.05), name=f"{part}_w"),
+                tf.Variable(tf.zeros([4 * hidden]), name=f"{part}_b"),
+            )
+        h = c = tf.zeros([batch, hidden])
+        for t in range(steps):
+            h, c = _lstm_step(xs[t], h, c, *cells["enc"])
+        outs = []
+        y = tf.zeros([batch, hidden])
+        for _ in range(steps):
+            h, c = _lstm_step(y, h, c, *cells["dec"])
+            y = _dense(h, hidden, f"proj{len(outs)}", act=tf.tanh)
+            outs.append(y)
+        loss = tf.reduce_mean(tf.add_n(outs), name="y")
+        init = tf.global_variables_initializer()
+    return graph, loss, {xs: np.ones([steps, batch, hidden], np.float32)}, init
+
+
+MODELS: dict[str, Callable[[], Built]] = {
+    "two_tower_mlp": two_tower_mlp,
+    "inception_stack": inception_stack,
+    "lstm_seq2seq": lstm_seq2seq,
+}

@@ -1,0 +1,229 @@
+"""Run every placer on every workload; write results.json and results.md beside this file.
+
+    .venv/bin/python benchmarks/placement/run.py [--budget 1.0] [--skip-tf]
+
+Workloads: the synthetic small graphs (8-14 ops), the shared JSON workloads, and three TF
+graphs profiled here on one CPU and placed on a CPU plus two hypothetical accelerators (10x
+this CPU, PCIe-like links). Per workload and placer: simulated makespan, ratio to the lower
+bound max(critical path, work / devices), ratio to the optimum where known (exhaustive search
+on <= 14 ops; the MILP when it proves optimality and a placement reaches its value), wall
+time, peak memory of the fullest device, feasibility. Then the time to place 1,000 ops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from devplace.autoplace import Problem, simulate
+from devplace.autoplace.placers import BASELINES
+from devplace.autoplace.placers.contiguous import contiguous
+from devplace.autoplace.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
+from devplace.autoplace.placers.milp import MAX_MILP_OPS, milp_placement
+from devplace.autoplace.placers.search import search
+from devplace.autoplace.strategies import place
+from devplace.autoplace.workloads import random_layered, shared_workloads, small_graphs
+
+HERE = Path(__file__).resolve().parent
+
+
+def tf_problems() -> list[Problem]:
+    """The TF benchmark graphs, profiled on this machine's CPU (median of 5 runs)."""
+    import devplace as dp
+    from devplace.autoplace import CostModel
+    from devplace.autoplace.tf_graph import problem_from_graph
+
+    sys.path.insert(0, str(HERE))
+    from models import MODELS
+
+    out = []
+    for name, build in MODELS.items():
+        graph, fetch, feed, init = build()
+        with dp.Session(cpus=1, optimize=False, graph=graph) as sess:
+            sess.run(init)
+            prof = dp.run_profile(sess, fetch, feed=feed, repeat=5, progress=False)
+        problem, _ = problem_from_graph(
+            fetch,
+            ["/device:CPU:0", "/device:GPU:0", "/device:GPU:1"],
+            cost=CostModel.pcie(speeds={"acc": 10.0}),
+            profile=prof,
+            graph=graph,
+        )
+        problem.name = name
+        out.append(problem)
+    return out
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    """fn() and its wall time in seconds."""
+    t0 = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0
+
+
+def bench_problem(problem: Problem, budget: float, exact_limit: float) -> dict[str, Any]:
+    """Every placer on one problem, with its lower bound and optimum where known."""
+    rows = []
+    placers: dict[str, Any] = {**BASELINES, "contiguous": contiguous}
+    placers["search"] = lambda p: search(p, budget)
+    placers["auto"] = lambda p: place(p, "auto", budget)
+    groups = len(np.unique(problem.groups))
+    if groups <= MAX_EXHAUSTIVE_OPS:
+        placers["exhaustive"] = lambda p: exhaustive(p, time_limit=exact_limit)
+    milp_result = None
+    if problem.n <= MAX_MILP_OPS:
+
+        def run_milp(p: Problem) -> np.ndarray:
+            nonlocal milp_result
+            milp_result = milp_placement(p, time_limit=exact_limit)
+            return milp_result.assignment
+
+        placers["milp"] = run_milp
+    for name, placer in placers.items():
+        assignment, seconds = timed(lambda placer=placer: placer(problem))
+        s = simulate(problem, assignment)
+        caps = problem.caps
+        fullest = int(np.argmax(np.where(np.isfinite(caps), s.peak_memory / caps, 0)))
+        rows.append(
+            {
+                "placer": name,
+                "makespan": s.makespan,
+                "seconds": seconds,
+                "feasible": s.feasible,
+                "peak_memory": s.peak_memory.tolist(),
+                "fullest_device": problem.devices[fullest].name,
+                "fullest_fraction": float(s.peak_memory[fullest] / caps[fullest])
+                if np.isfinite(caps[fullest])
+                else None,
+            }
+        )
+    by = {r["placer"]: r for r in rows}
+    optimum, how = None, None
+    if "exhaustive" in by and by["exhaustive"]["seconds"] < exact_limit:
+        optimum, how = by["exhaustive"]["makespan"], "exhaustive"
+    elif milp_result is not None and milp_result.optimal:
+        reached = min(r["makespan"] for r in rows if r["feasible"])
+        if reached <= milp_result.bound * (1 + 1e-6):
+            optimum, how = reached, "milp"
+    lb = problem.lower_bound()
+    for r in rows:
+        r["ratio_lb"] = r["makespan"] / lb if lb > 0 else None
+        r["ratio_opt"] = r["makespan"] / optimum if optimum else None
+    return {
+        "workload": problem.name,
+        "ops": problem.n,
+        "devices": problem.d,
+        "lower_bound": lb,
+        "optimum": optimum,
+        "optimum_by": how,
+        "milp_bound": milp_result.bound if milp_result is not None else None,
+        "rows": rows,
+    }
+
+
+def bench_scale(budget: float) -> list[dict[str, Any]]:
+    """Wall time of `auto` (= search) on random layered DAGs of 1,000 ops."""
+    out = []
+    for n_acc in (2, 4):
+        problem = random_layered(1000, seed=1, n_acc=n_acc)
+        assignment, seconds = timed(lambda problem=problem: place(problem, "auto", budget))
+        heft_a, heft_s = timed(lambda problem=problem: BASELINES["heft"](problem))
+        out.append(
+            {
+                "ops": problem.n,
+                "devices": problem.d,
+                "budget": budget,
+                "auto_seconds": seconds,
+                "auto_makespan": simulate(problem, assignment).makespan,
+                "heft_seconds": heft_s,
+                "heft_makespan": simulate(problem, heft_a).makespan,
+                "lower_bound": problem.lower_bound(),
+            }
+        )
+    return out
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The results as markdown tables."""
+    lines = [
+        f"Machine: {results['machine']}; date: {results['date']}; command: `{results['command']}`",
+        "",
+    ]
+    for w in results["workloads"]:
+        opt = _fmt(w["optimum"]) + (f" ({w['optimum_by']})" if w["optimum_by"] else "")
+        lines += [
+            f"### {w['workload']} ({w['ops']} ops, {w['devices']} devices)",
+            "",
+            f"Lower bound {w['lower_bound']:.3f}; optimum {opt}; "
+            f"MILP bound {_fmt(w['milp_bound'])}",
+            "",
+            "| placer | makespan | / lower bound | / optimum | seconds | fullest device | feasible |",
+            "|---|---:|---:|---:|---:|---|---|",
+        ]
+        for r in w["rows"]:
+            full = r["fullest_device"]
+            if r["fullest_fraction"] is not None:
+                full += f" {100 * r['fullest_fraction']:.0f}%"
+            else:
+                full = "no caps"
+            lines.append(
+                f"| {r['placer']} | {r['makespan']:.3f} | {_fmt(r['ratio_lb'])} | "
+                f"{_fmt(r['ratio_opt'], 4)} | {r['seconds']:.3f} | {full} | "
+                f"{'yes' if r['feasible'] else '**no**'} |"
+            )
+        lines.append("")
+    lines += [
+        "### Placing 1,000 ops",
+        "",
+        "| ops | devices | budget s | auto s | auto makespan | HEFT s | HEFT makespan | lower bound |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in results["scale"]:
+        lines.append(
+            f"| {s['ops']} | {s['devices']} | {s['budget']} | {s['auto_seconds']:.3f} | "
+            f"{s['auto_makespan']:.1f} | {s['heft_seconds']:.3f} | {s['heft_makespan']:.1f} | "
+            f"{s['lower_bound']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Parse arguments, run, write results.json and results.md."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--budget", type=float, default=1.0, help="search seconds per problem")
+    parser.add_argument("--exact-limit", type=float, default=120.0, help="exact placers' limit")
+    parser.add_argument("--skip-tf", action="store_true", help="leave out the TF graphs")
+    args = parser.parse_args()
+    problems = small_graphs() + shared_workloads()
+    if not args.skip_tf:
+        problems += tf_problems()
+    workloads = []
+    for p in problems:
+        print(f"{p.name}: {p.n} ops, {p.d} devices", flush=True)
+        workloads.append(bench_problem(p, args.budget, args.exact_limit))
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {platform.system()}, "
+        f"Python {platform.python_version()}, {len(__import__('os').sched_getaffinity(0))} cores",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": "python benchmarks/placement/run.py " + " ".join(sys.argv[1:]),
+        "workloads": workloads,
+        "scale": bench_scale(args.budget),
+    }
+    (HERE / "results.json").write_text(json.dumps(results, indent=1))
+    (HERE / "results.md").write_text(markdown(results))
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

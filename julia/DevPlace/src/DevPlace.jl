@@ -1,0 +1,33 @@
+"""
+    DevPlace
+
+Device placement for TensorFlow graphs from Julia, in the style of ADCME's parallel computing
+chapter. TensorFlow runs in a Python host process (`python -m devplace.bridge`) started on first
+use; every call forwards to it. See DESIGN.md and docs/protocol.md in the repository.
+"""
+module DevPlace
+
+export tf, pybuiltin, pyimport, PyObject, PyError, HostError, @pywith, @cpu, @gpu,
+       Variable, constant, placeholder, gradients, Session, init, run_profile, save_profile,
+       placement, placement_log, get_collection, UPDATE_OPS, bn, batch_norm,
+       control_dependencies, canonical_device, pycall
+
+ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
+
+include("wire.jl")
+include("fdio.jl")
+include("convert.jl")
+include("gcqueue.jl")
+include("pyobject.jl")
+include("host.jl")
+include("operators.jl")
+include("macros.jl")
+include("api.jl")
+
+function __init__()
+    t = get(ENV, "DEVPLACE_TIMEOUT", "")
+    isempty(t) || set_timeout(parse(Float64, t))
+    atexit(stop_host)
+end
+
+end # module

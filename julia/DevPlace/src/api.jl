@@ -1,0 +1,228 @@
+# The devplace API in Julia: each name forwards to the Python function of the same name
+# (DESIGN.md, "API contract"), with Julia conventions (keywords, `run(sess, fetches, feeds...)`
+# extending Base.run, do-blocks for scopes).
+
+"""
+    tf
+
+The host's `devplace.tf`, i.e. `tensorflow.compat.v1` in TF1 graph mode: `tf.device(...)`,
+`tf.GraphKeys.UPDATE_OPS`, `tf.NodeDef`, ... Resolved on first use.
+"""
+const tf = TF_MODULE
+
+"""
+    dp
+
+The host's `devplace` Python module, for anything this package does not wrap.
+"""
+const dp = DP_MODULE
+
+"""
+    pyimport(name) -> PyObject
+
+Import a Python module in the host.
+"""
+pyimport(name::AbstractString) = request(OP_IMPORT | BY_HANDLE, (String(name),))::PyObject
+
+"""
+    pybuiltin(name) -> PyObject
+
+A Python builtin, e.g. `pybuiltin("isinstance")(op, tf.NodeDef)`.
+"""
+pybuiltin(name::Union{AbstractString,Symbol}) = request(OP_BUILTIN | BY_HANDLE, (String(name),))::PyObject
+
+const DP_FUNCTIONS = Dict{String,PyObject}()
+
+function dpfunction(name::String)
+    get!(() -> attribute(DP_MODULE, name), DP_FUNCTIONS, name)
+end
+
+dpcall(name::String, args...; kwargs...) = dpfunction(name)(args...; kwargs...)
+
+"""
+    Variable(initial_value; kwargs...) -> PyObject
+
+A TF1 variable (`VariableV2` op), as `dp.Variable`.
+"""
+Variable(value; kwargs...) = dpcall("Variable", value; kwargs...)
+
+"""
+    constant(value; kwargs...) -> PyObject
+
+A constant tensor, as `dp.constant`. Julia arrays keep their element type (Float64 stays
+float64); `dtype=Float32` or `dtype=tf.float32` chooses another.
+"""
+constant(value; kwargs...) = dpcall("constant", value; kwargs...)
+
+"""
+    placeholder(dtype; shape=nothing, kwargs...) -> PyObject
+
+A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype.
+"""
+function placeholder(dtype; shape = nothing, kwargs...)
+    shape isa AbstractArray && (shape = Tuple(shape))
+    dpcall("placeholder", dtype; shape = shape, kwargs...)
+end
+
+"""
+    gradients(ys, xs; colocate=false, kwargs...)
+
+Gradients of `ys` with respect to `xs` (a tensor gives a tensor, a vector gives a vector).
+`colocate=true` puts each gradient op on the device of the forward op it differentiates.
+"""
+gradients(ys, xs; colocate::Bool = false, kwargs...) =
+    dpcall("gradients", ys, xs; colocate = colocate, kwargs...)
+
+"""
+    Session(; cpus, gpus, soft, log_placement, inter, intra, ...) -> PyObject
+
+A TF1 session configured as `dp.Session` (see its docstring for every keyword).
+"""
+Session(; kwargs...) = dpcall("Session"; kwargs...)
+
+"""
+    init(sess)
+
+Initialize all global variables in `sess`.
+"""
+init(sess::PyObject) = dpcall("init", sess)
+
+feed_dict(feeds) = isempty(feeds) ? nothing : PyDict(Pair[feeds...])
+
+"""
+    run(sess, fetches, feeds::Pair...)
+
+Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placeholder => value`
+feeds; returns Julia values (numbers, arrays with the same shape as in Python).
+"""
+Base.run(sess::PyObject, fetches, feeds::Pair...) = dpcall("run", sess, fetches, feed_dict(feeds))
+
+"""
+    run_profile(sess, fetches, feeds::Pair...; repeat=1)
+
+Run like `run`, tracing every op; the trace is kept for `save_profile`.
+"""
+run_profile(sess::PyObject, fetches, feeds::Pair...; kwargs...) =
+    dpcall("run_profile", sess, fetches, feed_dict(feeds); kwargs...)
+
+"""
+    save_profile(path)
+
+Write the last `run_profile` trace as Chrome trace JSON (open in chrome://tracing).
+"""
+save_profile(path::AbstractString) = dpcall("save_profile", String(path))
+
+"""
+    placement(sess, fetches, feeds::Pair...) -> PyObject
+
+Where each op ran: requested and actual device per op, and the cross-device transfers.
+"""
+placement(sess::PyObject, fetches, feeds::Pair...) =
+    dpcall("placement", sess, fetches, feed_dict(feeds))
+
+"""
+    placement_log(sess) -> Vector{String}
+
+TensorFlow's device placement log lines captured for `sess` (needs `log_placement=true`).
+"""
+placement_log(sess::PyObject) = dpcall("placement_log", sess)
+
+"""
+    get_collection(key)
+
+The graph collection `key` (e.g. `UPDATE_OPS`), as a vector.
+"""
+get_collection(key) = dpcall("get_collection", key)
+
+"""
+    UPDATE_OPS
+
+The name of the collection holding batch-norm moving-average updates (`tf.GraphKeys.UPDATE_OPS`).
+"""
+const UPDATE_OPS = "update_ops"
+
+"""
+    bn(x; training=true, kwargs...)
+
+Batch normalization built from `tf.nn` ops; its moving-average updates go to `UPDATE_OPS`.
+"""
+bn(x; kwargs...) = dpcall("bn", x; kwargs...)
+
+"""
+    batch_norm(x; training=true, kwargs...)
+
+Same as `bn`.
+"""
+batch_norm(x; kwargs...) = dpcall("batch_norm", x; kwargs...)
+
+"""
+    control_dependencies(f, ops)
+
+Run `f()` (a do-block) so that the ops it builds run only after `ops`.
+"""
+function control_dependencies(f::Function, ops)
+    @pywith dpcall("control_dependencies", ops) begin
+        f()
+    end
+end
+
+"""
+    cpu(i=0) -> PyObject
+
+A device scope for `/device:CPU:i` (a Python context manager, for `@pywith`).
+"""
+cpu(i = 0) = dpcall("cpu", i)
+
+"""
+    gpu(i=0) -> PyObject
+
+A device scope for `/device:GPU:i` (a Python context manager, for `@pywith`).
+"""
+gpu(i = 0) = dpcall("gpu", i)
+
+"""
+    device(spec_or_function) -> PyObject
+
+A device scope from a device string or a Julia function `op -> device string`.
+"""
+device(spec) = dpcall("device", spec)
+
+"""
+    device(f, spec)
+
+Run `f()` (a do-block) inside `device(spec)`.
+"""
+function device(f::Function, spec)
+    @pywith device(spec) begin
+        f()
+    end
+end
+
+"""
+    canonical_device(spec) -> String
+
+The canonical form of a device string, e.g. `"/gpu:1"` gives `"/device:GPU:1"`.
+"""
+canonical_device(spec) = dpcall("canonical_device", spec)
+
+"""
+    assign_to_device(device, ps_device="/device:CPU:0") -> PyObject
+
+devplace's device function putting variable-like ops on `ps_device`, others on `device`.
+Not exported: the seeds define their own `assign_to_device` in Julia.
+"""
+assign_to_device(device, ps_device = "/device:CPU:0") = dpcall("assign_to_device", device, ps_device)
+
+"""
+    round_robin(devices) -> PyObject
+
+A device function putting variables on `devices` in turn.
+"""
+round_robin(devices) = dpcall("round_robin", devices)
+
+"""
+    greedy_by_bytes(devices) -> PyObject
+
+A device function putting each variable on the device holding the fewest bytes so far.
+"""
+greedy_by_bytes(devices) = dpcall("greedy_by_bytes", devices)

@@ -1,0 +1,98 @@
+# `@pywith` (any Python context manager) and the device-scope shorthands `@cpu`, `@gpu`.
+# The body runs in the caller's scope, not in a closure, so `global a = ...` works as written
+# in the seeds and the value of the block is the value of its last expression.
+
+"""
+    pyenter(manager)
+
+Enter a Python context manager; returns what its `__enter__` returns.
+"""
+pyenter(manager) = request(OP_ENTER, (manager,))
+
+"""
+    pyexit(manager, err) -> Bool
+
+Leave a Python context manager. `err` is the Julia exception that ended the block (or
+`nothing`); it reaches `__exit__` as a `JuliaError`. Returns true if `__exit__` suppressed it.
+"""
+function pyexit(manager, err)
+    err === nothing && return request(OP_EXIT, (manager, nothing))::Bool
+    info = (string(typeof(err)), sprint(showerror, err), "")
+    return request(OP_EXIT, (manager, info))::Bool
+end
+
+"""
+    @pywith manager begin ... end
+    @pywith manager as x begin ... end
+
+Run the block inside the Python context manager `manager` (e.g. `tf.device("/cpu:0")`), like
+Python's `with`. A Julia exception in the block reaches `__exit__` and is rethrown unless
+`__exit__` suppresses it.
+"""
+macro pywith(manager, args...)
+    if length(args) == 1
+        return pywith_block(esc(manager), nothing, args[1])
+    elseif length(args) == 3 && args[1] === :as
+        return pywith_block(esc(manager), args[2], args[3])
+    end
+    throw(ArgumentError("usage: @pywith manager begin ... end, or @pywith manager as x begin ... end"))
+end
+
+function pywith_block(manager, var, body)
+    bind = var === nothing ? nothing : :($(esc(var)) = value)
+    quote
+        local manager = $manager
+        local value = $pyenter(manager)
+        local ok = false
+        local result = try
+            $bind
+            local r = $(esc(body))
+            ok = true
+            r
+        catch err
+            $pyexit(manager, err) || rethrow()
+            nothing
+        end
+        ok && $pyexit(manager, nothing)
+        result
+    end
+end
+
+function device_index(kind::String, id)
+    id isa Integer && !(id isa Bool) && id >= 0 && return Int(id)
+    throw(ArgumentError(string("@", kind, " needs a non-negative integer device index, got ",
+                               summary_of(id), " (", typeof(id), "). Hint: @", kind,
+                               " 1 begin ... end, or @", kind, " i begin ... end with i::Int")))
+end
+
+function device_macro(kind::String, scope, args)
+    if length(args) == 1
+        id, body = 0, args[1]
+    elseif length(args) == 2
+        id, body = args
+    else
+        throw(ArgumentError("usage: @$kind [device_id] expr"))
+    end
+    return pywith_block(:($scope($device_index($kind, $(esc(id))))), nothing, body)
+end
+
+"""
+    @cpu [device_id] expr
+
+Place the ops (and variables) built in `expr` on `/device:CPU:device_id`. `device_id` is any
+expression giving a non-negative integer, evaluated when the block runs; it defaults to 0.
+"""
+macro cpu(args...)
+    device_macro("cpu", cpu, args)
+end
+
+"""
+    @gpu [device_id] expr
+
+Place the ops (and variables) built in `expr` on `/device:GPU:device_id`; `device_id` is any
+expression giving a non-negative integer (default 0). Without a GPU, run the graph in a
+`Session(soft=true)` so TensorFlow falls back to the CPU.
+"""
+macro gpu(args...)
+    device_macro("gpu", gpu, args)
+end

@@ -1,0 +1,109 @@
+# Base math, arithmetic, comparison, broadcasting and indexing on PyObjects (tensors), with
+# Julia's meaning: `*` of matrices is a matrix product, `.*` is elementwise, indices start at 1
+# and ranges include their end. The rules live in python/devplace/bridge/julia_semantics.py.
+
+const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.julia_semantics",)))
+const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
+const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))
+
+"A module attribute resolved once per host and cached."
+attribute(m::PyObject, name::String) = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (m, name)))
+
+const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :acos => "acos",
+               :atan => "atan", :sinh => "sinh", :cosh => "cosh", :tanh => "tanh",
+               :asinh => "asinh", :acosh => "acosh", :atanh => "atanh", :exp => "exp",
+               :log => "log", :log1p => "log1p", :expm1 => "expm1", :sqrt => "sqrt",
+               :abs => "abs", :sign => "sign", :floor => "floor", :ceil => "ceil",
+               :round => "round", :transpose => "transpose", :inv => "reciprocal",
+               :sum => "reduce_sum", :prod => "reduce_prod", :maximum => "reduce_max",
+               :minimum => "reduce_min")
+
+for (f, name) in UNARY
+    fn = Symbol("TF_", uppercase(name))
+    @eval const $fn = attribute(TF_MODULE, $name)
+    @eval Base.$f(x::PyObject) = request(OP_CALL, ($fn, (x,)))
+end
+
+const TF_NEGATIVE = attribute(TF_MODULE, "negative")
+Base.:-(x::PyObject) = request(OP_CALL, (TF_NEGATIVE, (x,)))
+Base.:+(x::PyObject) = x
+
+const SEM_MUL = attribute(SEMANTICS, "mul")
+const SEM_BROADCAST = attribute(SEMANTICS, "broadcast")
+const PY_OPERATORS = Dict{Symbol,PyObject}()
+
+const BINARY = (:+ => "+", :- => "-", :/ => "/", :^ => "^", :< => "<", :<= => "<=",
+                :> => ">", :>= => ">=", :max => "max", :min => "min")
+
+binary(op::String, a, b) = request(OP_CALL, (SEM_BROADCAST, (op, a, b)))
+
+for (f, op) in BINARY
+    @eval begin
+        Base.$f(a::PyObject, b::PyObject) = binary($op, a, b)
+        Base.$f(a::PyObject, b::Union{Number,AbstractArray}) = binary($op, a, b)
+        Base.$f(a::Union{Number,AbstractArray}, b::PyObject) = binary($op, a, b)
+    end
+end
+
+Base.:^(a::PyObject, b::Integer) = binary("^", a, b)
+
+# `x^2` is lowered to `literal_pow(^, x, Val(2))`.
+Base.literal_pow(::typeof(^), x::PyObject, ::Val{p}) where {p} = binary("^", x, p)
+
+Base.:*(a::PyObject, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
+Base.:*(a::PyObject, b::Union{Number,AbstractArray}) = request(OP_CALL, (SEM_MUL, (a, b)))
+Base.:*(a::Union{Number,AbstractArray}, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
+
+# --- broadcasting: `sin.(x)`, `a .* b`, `x .+ 1` become elementwise TF ops ---------------
+
+"""
+    PyStyle
+
+The broadcast style of expressions involving a PyObject: evaluated by TensorFlow, elementwise.
+"""
+struct PyStyle <: Base.Broadcast.BroadcastStyle end
+
+Base.Broadcast.BroadcastStyle(::Type{PyObject}) = PyStyle()
+Base.Broadcast.BroadcastStyle(s::PyStyle, ::Base.Broadcast.AbstractArrayStyle) = s
+Base.Broadcast.BroadcastStyle(s::PyStyle, ::Base.Broadcast.Style{Tuple}) = s
+Base.broadcastable(o::PyObject) = o
+
+const ELEMENTWISE = Dict{Any,String}((+) => "+", (-) => "-", (*) => "*", (/) => "/",
+                                     (^) => "^", (<) => "<", (<=) => "<=", (>) => ">",
+                                     (>=) => ">=", max => "max", min => "min")
+
+function Base.Broadcast.broadcasted(::PyStyle, f, args...)
+    op = get(ELEMENTWISE, f, nothing)
+    op === nothing || return request(OP_CALL, (SEM_BROADCAST, (op, args...)))
+    length(args) == 1 && return f(args[1])  # TF's unary ops are elementwise already
+    throw(ArgumentError(string("cannot broadcast ", f, " over tensors elementwise. Hint: ",
+                               "use an operation TensorFlow has (+ - * / ^ < <= > >= max ",
+                               "min, or a unary function such as sin)")))
+end
+
+Base.Broadcast.materialize(o::PyObject) = o
+
+# --- indexing (1-based, ranges include their end, `end` reads the static shape) ---------
+
+const SEM_GETINDEX = attribute(SEMANTICS, "getindex")
+const SEM_SETINDEX = attribute(SEMANTICS, "setindex")
+const SEM_LASTINDEX = attribute(SEMANTICS, "lastindex")
+
+index_spec(i::Integer) = ("i", Int(i))
+index_spec(::Colon) = ("c",)
+index_spec(r::AbstractUnitRange{<:Integer}) = ("r", Int(first(r)), Int(last(r)), 1)
+index_spec(r::StepRange{<:Integer}) = ("r", Int(first(r)), Int(last(r)), Int(step(r)))
+index_spec(k::Union{AbstractString,Symbol}) = ("k", string(k))
+index_spec(k::PyObject) = ("k", k)
+index_spec(k) = throw(ArgumentError(string("cannot index a PyObject with ", typeof(k),
+    " ", summary_of(k), ". Hint: use integers, ranges such as 2:end, `:`, or string keys")))
+
+Base.getindex(o::PyObject, idx...) = request(OP_CALL, (SEM_GETINDEX, (o, map(index_spec, idx))))
+
+function Base.setindex!(o::PyObject, v, idx...)
+    request(OP_CALL, (SEM_SETINDEX, (o, v, map(index_spec, idx))))
+    return o
+end
+
+Base.lastindex(o::PyObject) = request(OP_CALL, (SEM_LASTINDEX, (o, 1, 1)))::Int
+Base.lastindex(o::PyObject, d::Integer) = request(OP_CALL, (SEM_LASTINDEX, (o, Int(d), 2)))::Int

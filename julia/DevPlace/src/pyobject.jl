@@ -1,0 +1,168 @@
+# PyObject: a Julia proxy of one object in the Python host (held there by handle id).
+# Property access, calls, printing, equality and iteration forward to Python.
+
+"""
+    PyObject
+
+A Python object living in the DevPlace host process. `o.name` reads an attribute, `o(args...;
+kwargs...)` calls it, `show` prints Python's `repr`. A PyObject belongs to one host process:
+after that process exits it cannot be used any more (except lazily resolved ones such as `tf`).
+"""
+mutable struct PyObject
+    id::UInt64
+    gen::Int
+    lazy::Any  # `nothing`, or a `Lazy` that finds the object again in each new host
+
+    function PyObject(id::UInt64, gen::Int)
+        o = new(id, gen, nothing)
+        finalizer(release_later, o)
+        return o
+    end
+    PyObject(lazy) = new(UInt64(0), 0, lazy)
+end
+
+"""
+    Lazy(make)
+
+How to find a Python object in a host: `make()` returns a fresh PyObject. Used for module-level
+constants (`tf`) that must exist before the host starts and survive a host restart.
+"""
+mutable struct Lazy
+    make::Function
+    cache::Union{Nothing,PyObject}
+end
+
+"""
+    lazy_pyobject(make)
+
+A PyObject resolved on first use (and again in each new host) by calling `make()`.
+"""
+lazy_pyobject(make::Function) = PyObject(Lazy(make, nothing))
+
+release_later(o::PyObject) = queue_release(getfield(o, :gen), getfield(o, :id))
+
+"""
+    StaleObjectError
+
+A PyObject from a Python host process that has exited.
+"""
+struct StaleObjectError <: Exception
+    gen::Int
+end
+
+function Base.showerror(io::IO, e::StaleObjectError)
+    print(io, "StaleObjectError: this PyObject belongs to DevPlace host process #", e.gen,
+          ", which has exited; Python objects do not survive their host. ",
+          "Hint: rerun the code that created it (build the graph again).")
+end
+
+"""
+    pyid(o, gen) -> UInt64
+
+The handle id of `o` in the host of generation `gen`, resolving lazy objects.
+"""
+function pyid(o::PyObject, gen::Int)
+    lz = getfield(o, :lazy)
+    if lz === nothing
+        getfield(o, :gen) == gen || throw(StaleObjectError(getfield(o, :gen)))
+        return getfield(o, :id)
+    end
+    c = lz.cache
+    if c === nothing || getfield(c, :gen) != gen
+        c = lz.make()::PyObject
+        lz.cache = c
+    end
+    return getfield(c, :id)
+end
+
+encode!(enc::Encoder, h, o::PyObject) = write(enc.buf, TAG_HANDLE, htol(pyid(o, h.gen)))
+
+Base.getproperty(o::PyObject, s::Symbol) = request(OP_GETATTR, (o, String(s)))
+Base.getproperty(o::PyObject, s::AbstractString) = request(OP_GETATTR, (o, String(s)))
+
+function Base.setproperty!(o::PyObject, s::Symbol, v)
+    request(OP_SETATTR, (o, String(s), v))
+    return v
+end
+
+Base.propertynames(o::PyObject, private::Bool = false) =
+    Symbol[Symbol(n) for n in request(OP_DIR, (o,)) if private || !startswith(n, "_")]
+
+function (o::PyObject)(args...; kwargs...)
+    isempty(kwargs) && return request(OP_CALL, (o, args))
+    return request(OP_CALL, (o, args, kwargs))
+end
+
+"""
+    pycall(f, args...; kwargs...)
+
+Call the Python callable `f`. With `pycall(f, PyObject, args...)` the result stays a
+PyObject even when it could be converted to a Julia value.
+"""
+pycall(f::PyObject, args...; kwargs...) = f(args...; kwargs...)
+pycall(f::PyObject, ::Type{PyObject}, args...; kwargs...) =
+    request(OP_CALL | BY_HANDLE, (f, args, kwargs))
+
+"""
+    pygetattr(o, name, PyObject)
+
+Attribute `name` of `o`, kept as a PyObject (no conversion to a Julia value).
+"""
+pygetattr(o::PyObject, name::AbstractString, ::Type{PyObject}) =
+    request(OP_GETATTR | BY_HANDLE, (o, String(name)))
+
+"""
+    pyrepr(o) -> String
+
+Python's `repr(o)`.
+"""
+pyrepr(o) = request(OP_REPR, (o,))::String
+
+"""
+    pystr(o) -> String
+
+Python's `str(o)`.
+"""
+pystr(o) = request(OP_STR, (o,))::String
+
+"""
+    pyisinstance(o, t) -> Bool
+
+Python's `isinstance(o, t)`.
+"""
+pyisinstance(o, t) = request(OP_ISINSTANCE, (o, t))::Bool
+
+"""
+    pyhasattr(o, name) -> Bool
+
+Python's `hasattr(o, name)`.
+"""
+pyhasattr(o, name::AbstractString) = request(OP_HASATTR, (o, String(name)))::Bool
+
+function Base.show(io::IO, o::PyObject)
+    text = try
+        pyrepr(o)
+    catch err
+        err isa InterruptException && rethrow()
+        string("<PyObject: ", sprint(showerror, err), ">")
+    end
+    print(io, text)
+end
+
+Base.show(io::IO, ::MIME"text/plain", o::PyObject) = show(io, o)
+Base.print(io::IO, o::PyObject) = print(io, pystr(o))
+
+Base.hash(o::PyObject, h::UInt) = hash(request(OP_HASH, (o,))::Int, h)
+Base.isequal(a::PyObject, b::PyObject) = request(OP_ISEQUAL, (a, b))::Bool
+Base.:(==)(a::PyObject, b::PyObject) = isequal(a, b)
+Base.length(o::PyObject) = request(OP_LEN, (o,))::Int
+
+function Base.iterate(o::PyObject, state = nothing)
+    items, i = state === nothing ? (pylist(o), 1) : state
+    i > length(items) && return nothing
+    return items[i], (items, i + 1)
+end
+
+pylist(o::PyObject) = collect(Any, request(OP_CALL, (PY_LIST, (o,)))::Vector)
+
+const PY_LIST = lazy_pyobject(() -> request(OP_BUILTIN | BY_HANDLE, ("list",)))

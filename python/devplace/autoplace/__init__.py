@@ -1,0 +1,33 @@
+"""Automatic placement: a cost model, one simulator that scores every placer, and the placers.
+
+`autoplace(fetches, devices=..., cost=..., strategy="auto")` returns a `Placement`. The pure
+parts (problem, cost model, simulator, placers, workloads) never touch TensorFlow.
+"""
+
+from __future__ import annotations
+
+from devplace.autoplace.api import Placement, autoplace
+from devplace.autoplace.cost import NVLINK, PCIE, SHARED, CostModel, Link, fit_link
+from devplace.autoplace.graph import Device, InfeasibleError, PlacementError, Problem
+from devplace.autoplace.simulator import Schedule, simulate
+from devplace.autoplace.strategies import STRATEGIES, place
+
+__all__ = [
+    "NVLINK",
+    "PCIE",
+    "SHARED",
+    "STRATEGIES",
+    "CostModel",
+    "Device",
+    "InfeasibleError",
+    "Link",
+    "Placement",
+    "PlacementError",
+    "Problem",
+    "Schedule",
+    "autoplace",
+    "fit_link",
+    "place",
+    "simulate",
+]
+

@@ -1,0 +1,135 @@
+"""devplace's own placer: the best of a portfolio, improved by local search on the simulator.
+
+Every baseline placer plus the contiguous split propose an assignment; the simulator scores
+them (memory violations first, then makespan) and the best is improved by moving one
+colocation group at a time to a device where its neighbours are, or to a still unused device
+(alone, or together with the ops after it, or before it, that share its device: a pipeline
+boundary shifting), keeping every move that lowers the simulated makespan, until no move helps
+or the time budget is spent.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from devplace.autoplace.graph import InfeasibleError, Problem
+from devplace.autoplace.placers._common import Assigner, device_classes
+from devplace.autoplace.simulator import Schedule, simulate
+
+__all__ = ["improve", "search"]
+
+
+def _score(problem: Problem, s: Schedule) -> tuple[float, float]:
+    excess = float(np.maximum(s.peak_memory - problem.caps, 0.0).sum())
+    return (excess, s.makespan)
+
+
+def _region(problem: Problem, a: np.ndarray, state: Assigner, ops: np.ndarray, down: bool) -> np.ndarray:
+    """ops plus everything reachable from them (down or up) without leaving their device."""
+    cur = a[ops[0]]
+    seen = set(ops.tolist())
+    stack = list(seen)
+    while stack:
+        u = stack.pop()
+        for v in problem.succs[u] if down else problem.preds[u]:
+            if v not in seen and a[v] == cur:
+                for w in state.members[state.label[v]].tolist():
+                    if w not in seen:
+                        seen.add(w)
+                        stack.append(w)
+    return np.fromiter(seen, dtype=np.int64)
+
+
+def improve(
+    problem: Problem, assignment: np.ndarray, budget_s: float = 1.0
+) -> tuple[np.ndarray, Schedule]:
+    """First-improvement local search over single-group moves, within `budget_s` seconds."""
+    deadline = time.perf_counter() + budget_s
+    state = Assigner(problem)
+    a = np.asarray(assignment, dtype=np.int64).copy()
+    best = simulate(problem, a)
+    best_key = _score(problem, best)
+    classes = device_classes(problem)
+    label, members, gmem, ok = state.label, state.members, state.group_mem, state.ok
+    caps = problem.caps * (1 + 1e-9)
+    improved = True
+    while improved and time.perf_counter() < deadline:
+        improved = False
+        used = np.bincount(a, weights=problem.memory, minlength=problem.d)
+        # Groups finishing late first: they are the ones on or near the critical path.
+        ends = np.zeros(len(members))
+        np.maximum.at(ends, label, best.finish)
+        for g in np.argsort(-ends, kind="stable"):
+            if time.perf_counter() >= deadline:
+                break
+            ops = members[g]
+            cur = int(a[ops[0]])
+            near = {int(a[v]) for u in ops for v in problem.preds[u] + problem.succs[u]}
+            occupied = set(a.tolist())
+            seen_class: set[tuple[int, bool]] = set()
+            for dv in range(problem.d):  # one used and one unused device of each class
+                key = (classes[dv], dv in occupied)
+                if key not in seen_class:
+                    seen_class.add(key)
+                    near.add(dv)
+            moves = [(dv, ops) for dv in sorted(near - {cur})]
+            moves += [(dv, _region(problem, a, state, ops, down)) for down in (True, False)
+                      for dv, _ in moves[:]]
+            for dv, region in moves:
+                need = float(problem.memory[region].sum())
+                if not ok[region, dv].all() or used[dv] + need > caps[dv] and best_key[0] == 0:
+                    continue
+                a[region] = dv
+                trial = simulate(problem, a)
+                key = _score(problem, trial)
+                if key < best_key and (key[0] < best_key[0] or key[1] < best_key[1] * (1 - 1e-12)):
+                    best, best_key, improved = trial, key, True
+                    used[cur] -= need
+                    used[dv] += need
+                    break
+                a[region] = cur
+    return a, best
+
+
+def search(problem: Problem, budget_s: float = 1.0, seed: int = 0) -> np.ndarray:
+    """Best portfolio member, improved by local search (see the module docstring)."""
+    from devplace.autoplace.placers import BASELINES
+    from devplace.autoplace.placers.contiguous import contiguous
+
+    deadline = time.perf_counter() + budget_s
+    starts: list[tuple[tuple[float, float], np.ndarray]] = []
+    errors = []
+    for placer in [contiguous, *BASELINES.values()]:
+        try:
+            a = placer(problem)
+        except InfeasibleError as err:
+            errors.append(err)
+            continue
+        if not any(np.array_equal(a, b) for _, b in starts):
+            starts.append((_score(problem, simulate(problem, a)), a))
+    if not starts:
+        raise errors[0]
+    starts.sort(key=lambda item: item[0])
+    best_key, best_a = starts[0]
+    for _, a in starts:  # every distinct start, best first, while time lasts
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        a, s = improve(problem, a, left)
+        if _score(problem, s) < best_key:
+            best_key, best_a = _score(problem, s), a
+    rng = np.random.default_rng(seed)
+    state = Assigner(problem)
+    n_groups = len(state.members)
+    while time.perf_counter() < deadline:  # iterated local search: kick, then improve
+        trial = best_a.copy()
+        size = int(rng.integers(1, max(3, n_groups // 8) + 1))
+        for g in rng.choice(n_groups, size=min(n_groups, size), replace=False):
+            ops = state.members[g]
+            trial[ops] = rng.choice(np.flatnonzero(state.ok[ops[0]]))
+        a, s = improve(problem, trial, deadline - time.perf_counter())
+        if _score(problem, s) < best_key:
+            best_key, best_a = _score(problem, s), a
+    return best_a

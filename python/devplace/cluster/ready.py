@@ -1,0 +1,59 @@
+"""Wait until every task of a cluster can reach every other one (after a task restarts).
+
+A restarted server listens at once, but its peers' gRPC channels to it may still be backing
+off for up to a second, during which steps fail with `UnavailableError`. `wait_usable` runs
+one tiny step that sends a tensor over every pair of tasks, until it succeeds or the deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from devplace._tf import tf
+from devplace.cluster import spec as specs
+
+__all__ = ["wait_usable"]
+
+_RETRY = (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError)
+
+
+def _every_pair(cluster: Any) -> Any:
+    names = [(job, task) for job in sorted(cluster.jobs) for task in cluster.task_indices(job)]
+    ones = []
+    for job, task in names:
+        with tf.device(specs.device(job, task)):
+            ones.append(tf.constant(1.0))
+    sums = []
+    for job, task in names:
+        with tf.device(specs.device(job, task)):
+            sums.append(tf.add_n(ones))
+    return sums
+
+
+def wait_usable(spec: Any, timeout: float = 30.0, job: str = "worker", task: int = 0) -> float:
+    """Block until a step touching every pair of tasks succeeds; returns the seconds waited.
+
+    The step runs unoptimised: constant folding would keep every tensor on its own task.
+
+    Raises the last TF error (with the tasks named, as `ClusterSession` does) after `timeout`.
+    """
+    from devplace.cluster.session import ClusterSession
+
+    cluster = specs.as_spec(spec)
+    start = time.monotonic()
+    graph = tf.Graph()
+    with graph.as_default():
+        fetches = _every_pair(cluster)
+    while True:
+        left = timeout - (time.monotonic() - start)
+        with ClusterSession(
+            cluster, job, task, graph=graph, timeout=max(1.0, left), optimize=False
+        ) as sess:
+            try:
+                sess.run(fetches)
+                return time.monotonic() - start
+            except _RETRY:
+                if time.monotonic() - start + 0.2 > timeout:
+                    raise
+        time.sleep(0.2)

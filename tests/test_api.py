@@ -1,0 +1,72 @@
+"""The public names of `import devplace as dp`, as DESIGN.md's contract lists them."""
+
+import subprocess
+import sys
+
+import pytest
+
+import devplace as dp
+
+CONTRACT = [
+    "tf",
+    "cpu",
+    "gpu",
+    "device",
+    "canonical_device",
+    "DeviceSpecError",
+    "assign_to_device",
+    "round_robin",
+    "greedy_by_bytes",
+    "PS_OPS",
+    "Variable",
+    "constant",
+    "placeholder",
+    "gradients",
+    "Session",
+    "init",
+    "run",
+    "run_profile",
+    "save_profile",
+    "placement",
+    "placement_log",
+    "batch_norm",
+    "bn",
+    "UPDATE_OPS",
+    "get_collection",
+    "control_dependencies",
+    "plot_profile",
+    "compare_profiles",
+    "autoplace",
+    "Placement",
+    "DevicePlacementError",
+]
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_contract_names_exist(name):
+    assert getattr(dp, name) is not None
+    assert name in dp.__all__
+
+
+def test_every_exported_name_resolves():
+    for name in dp.__all__:
+        assert getattr(dp, name) is not None, name
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        dp.nope  # noqa: B018
+
+
+def test_tf_is_compat_v1_in_tf1_behaviour():
+    assert dp.tf.Variable(1.0).op.type == "VariableV2"
+    assert not dp.tf.executing_eagerly()
+
+
+def test_import_leaves_the_heavy_parts_for_first_use():
+    code = (
+        "import sys, devplace; "
+        "print(*(m in sys.modules for m in ('devplace.plot', 'devplace.autoplace', 'devplace.cluster')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "False"]

@@ -1,0 +1,183 @@
+"""Every placer: valid, constraint-respecting assignments; the exact ones really optimal."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from devplace.autoplace import Device, InfeasibleError, PlacementError, Problem, place, simulate
+from devplace.autoplace.placers import BASELINES
+from devplace.autoplace.placers.contiguous import contiguous, depth_first_order
+from devplace.autoplace.placers.exhaustive import exhaustive
+from devplace.autoplace.placers.m_sct import favourite_parents
+from devplace.autoplace.placers.milp import milp_placement
+from devplace.autoplace.placers.search import search
+from devplace.autoplace.workloads import chain, fork_join, random_layered
+
+ALL = [*BASELINES, "contiguous", "search", "auto"]
+
+
+@st.composite
+def problems(draw: st.DrawFn, max_ops: int = 8) -> Problem:
+    """Small random DAGs on a CPU and two accelerators, with groups, caps and a CPU-only op."""
+    n = draw(st.integers(2, max_ops))
+    edges = [(u, v) for u, v in itertools.combinations(range(n), 2) if draw(st.booleans())]
+    acc = np.array([draw(st.integers(1, 9)) for _ in range(n)], dtype=float)
+    compute = np.column_stack([acc * 3, acc, acc])
+    cpu_only = draw(st.integers(-1, n - 1))
+    if cpu_only >= 0:
+        compute[cpu_only, 1:] = np.inf
+    groups = np.arange(n)
+    if n >= 3 and draw(st.booleans()):
+        groups[1] = groups[0]
+    memory = np.array([draw(st.integers(0, 4)) for _ in range(n)], dtype=float)
+    cap = float(max(memory.sum() * 0.6, memory.max() + memory[:2].sum(), 1.0))
+    devices = [Device("cpu:0", "cpu"), Device("acc:0", memory=cap), Device("acc:1", memory=cap)]
+    beta = np.array([[0, 1, 1], [1, 0, 2], [1, 2, 0]], dtype=float)
+    return Problem(
+        names=[f"op{i}" for i in range(n)],
+        devices=devices,
+        compute=compute,
+        edges=edges,
+        xfer=np.array([draw(st.integers(0, 5)) for _ in range(n)], dtype=float),
+        link_alpha=np.zeros((3, 3)),
+        link_beta=beta,
+        memory=memory,
+        groups=groups,
+        serial_links=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_every_placer_respects_kernels_groups_and_memory(p: Problem):
+    for name in ALL:
+        a = place(p, name, budget_s=0.05)
+        p.check(a)  # kernels and colocation
+        s = simulate(p, a)
+        if name not in ("single", "tf_default"):  # these ignore memory, as TF does
+            assert s.feasible, (name, s.violations)
+
+
+def brute_force(p: Problem) -> float:
+    best = np.inf
+    for a in itertools.product(range(p.d), repeat=p.n):
+        try:
+            s = simulate(p, a)
+        except PlacementError:
+            continue
+        if s.feasible:
+            best = min(best, s.makespan)
+    return best
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems(max_ops=6))
+def test_exhaustive_finds_the_brute_force_optimum(p: Problem):
+    opt = simulate(p, exhaustive(p)).makespan
+    assert opt == pytest.approx(brute_force(p))
+    for name in ALL:
+        s = simulate(p, place(p, name, budget_s=0.05))
+        assert s.makespan >= opt - 1e-9 or not s.feasible
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems(max_ops=6))
+def test_milp_value_is_a_lower_bound_on_the_simulated_optimum(p: Problem):
+    r = milp_placement(p, time_limit=30)
+    assert r.optimal
+    opt = simulate(p, exhaustive(p)).makespan
+    assert r.bound <= opt + 1e-6
+    assert r.value <= simulate(p, r.assignment).makespan + 1e-6
+
+
+def test_milp_is_exact_without_contention_on_a_fork():
+    p = fork_join(2, 2, seed=3)
+    p.serial_links = False
+    r = milp_placement(p)
+    assert r.optimal
+    assert r.value == pytest.approx(simulate(p, exhaustive(p)).makespan, rel=1e-6)
+
+
+def test_auto_is_within_two_percent_of_the_optimum_on_small_graphs():
+    for p in (chain(10), fork_join(3, 3), random_layered(10, seed=2)):
+        opt = simulate(p, exhaustive(p)).makespan
+        assert simulate(p, place(p, "auto", budget_s=0.3)).makespan <= opt * 1.02
+
+
+def test_search_is_never_worse_than_the_best_baseline():
+    for p in (fork_join(4, 3), random_layered(13, seed=4), random_layered(60, seed=1, n_acc=3)):
+        best = min(simulate(p, f(p)).makespan for f in BASELINES.values())
+        assert simulate(p, search(p, 0.3)).makespan <= best + 1e-9
+
+
+def test_memory_infeasible_problem_names_the_op():
+    p = Problem(
+        names=["big", "small"],
+        devices=[Device("acc:0", memory=10), Device("acc:1", memory=10)],
+        compute=np.ones((2, 2)),
+        edges=[(0, 1)],
+        xfer=np.zeros(2),
+        link_alpha=np.zeros((2, 2)),
+        link_beta=np.zeros((2, 2)),
+        memory=np.array([11.0, 1.0]),
+    )
+    for name in ALL:
+        if name in ("single", "tf_default"):
+            continue
+        with pytest.raises(InfeasibleError, match="'big'.*hint"):
+            place(p, name, budget_s=0.05)
+
+
+def test_unknown_strategy_lists_the_known_ones():
+    with pytest.raises(PlacementError, match="heft"):
+        place(chain(3), "fastest")
+
+
+def test_sct_favourite_child_of_a_chain_is_the_next_op():
+    p = chain(6)
+    assert favourite_parents(p).tolist() == [-1, 0, 1, 2, 3, 4]
+
+
+def test_contiguous_cuts_a_capped_chain_at_the_cheapest_edge():
+    n = 6
+    p = Problem(
+        names=[f"op{i}" for i in range(n)],
+        devices=[Device("acc:0", memory=4), Device("acc:1", memory=4)],
+        compute=np.ones((n, 2)),
+        edges=[(i, i + 1) for i in range(n - 1)],
+        xfer=np.array([9, 9, 1, 9, 9, 0], dtype=float),
+        link_alpha=np.zeros((2, 2)),
+        link_beta=np.array([[0, 1], [1, 0]], dtype=float),
+        memory=np.ones(n),
+    )
+    a = contiguous(p)
+    assert a[:3].tolist() == [a[0]] * 3 and a[3:].tolist() == [a[3]] * 3 and a[0] != a[3]
+    assert simulate(p, a).makespan == 6 + 1
+
+
+def test_depth_first_order_puts_inputs_right_before_their_user():
+    # weight 0 feeds op 3 only; ops 1 -> 2 -> 3.
+    p = Problem(
+        names=["w", "a", "b", "c"],
+        devices=[Device("acc:0")],
+        compute=np.ones((4, 1)),
+        edges=[(0, 3), (1, 2), (2, 3)],
+        xfer=np.zeros(4),
+        link_alpha=np.zeros((1, 1)),
+        link_beta=np.zeros((1, 1)),
+        memory=np.zeros(4),
+    )
+    assert depth_first_order(p) == [1, 2, 0, 3]
+
+
+def test_heft_spreads_independent_work_over_free_links():
+    p = fork_join(4, 1, seed=0)
+    p.link_beta[:] = 0.0
+    p.link_alpha[:] = 0.0
+    a = BASELINES["heft"](p)
+    assert len(set(a[1:5].tolist())) >= 2

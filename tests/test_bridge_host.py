@@ -1,0 +1,165 @@
+"""The host process (`python -m devplace.bridge`) driven over its pipes, as DevPlace.jl does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from bridge_client import HostError, HostProcess
+from bridge_vectors import same
+
+from devplace.bridge import frames, wire
+from devplace.bridge.wire import Handle, JuliaRef
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[HostProcess]:
+    h = HostProcess()
+    yield h
+    assert h.close() == 0
+
+
+def test_hello_names_protocol_and_pid(host: HostProcess) -> None:
+    assert host.hello["protocol"] == 1
+    assert host.hello["pid"] == host.proc.pid == host.request("pid")
+
+
+def test_values_travel_by_value(host: HostProcess) -> None:
+    value = [1, 2.5, "x", None, (True, b"\x00"), {"a": np.arange(6.0).reshape(2, 3, order="F")}]
+    assert same(host.request("echo", value), value)
+
+
+def test_objects_travel_as_handles_and_are_released(host: HostProcess) -> None:
+    base = host.request("stats")["handles"]
+    cls = host.request("builtin", "object")
+    objs = [host.request("call", cls, (), None) for _ in range(50)]
+    assert all(type(o) is Handle for o in objs) and len({o.id for o in objs}) == 50
+    assert host.request("stats")["handles"] == base + 51
+    host.release([o.id for o in objs] + [cls.id, 10**9])  # unknown ids are ignored
+    assert host.request("stats")["handles"] == base
+
+
+def test_python_errors_carry_type_message_and_traceback(host: HostProcess) -> None:
+    int_ = host.request("builtin", "int")
+    with pytest.raises(HostError) as err:
+        host.request("call", int_, ("twelve",), None)
+    assert err.value.type == "ValueError"
+    assert "twelve" in err.value.message and "Traceback" in err.value.traceback
+
+
+def test_misused_operations_are_named(host: HostProcess) -> None:
+    with pytest.raises(HostError, match="echo"):
+        host.request("echo", 1, 2)
+    with pytest.raises(HostError, match="unknown opcode 99"):
+        host.request(99)
+    with pytest.raises(HostError, match="handle 123456 is not in the Python host's table"):
+        host.request("repr", Handle(123456))
+    with pytest.raises(HostError, match="no builtin named 'nope'"):
+        host.request("builtin", "nope")
+
+
+def test_by_handle_keeps_convertible_results_remote(host: HostProcess) -> None:
+    lst = host.request("builtin", "list")
+    remote = host.request("call", lst, ([1, 2],), None, by_handle=True)
+    assert type(remote) is Handle
+    host.request("callmethod", remote, "append", (3,), None)
+    assert host.request("len", remote) == 3
+    assert host.request("repr", remote) == "[1, 2, 3]"
+
+
+def test_callbacks_nest_and_release(host: HostProcess) -> None:
+    base = host.request("stats")["julia_functions"]
+    builtins_map = host.request("builtin", "map")
+    lst = host.request("builtin", "list")
+    str_ = host.request("builtin", "str")
+
+    made: list[Handle] = []
+
+    def outer(x: int) -> str:
+        # a callback that itself calls Python, which calls back into "Julia" again
+        inner = host.request("call", builtins_map, (JuliaRef(2, "inner"), [x]), None)
+        made.append(inner)
+        return host.request("call", str_, (host.request("call", lst, (inner,), None),), None)
+
+    host.callbacks[1] = outer
+    host.callbacks[2] = lambda x: x * 10
+    mapped = host.request("call", builtins_map, (JuliaRef(1, "outer"), [1, 2]), None)
+    assert host.request("call", lst, (mapped,), None) == ["[10]", "[20]"]
+    assert host.request("stats")["julia_functions"] == base + 3
+    host.release([h.id for h in [mapped, *made]])  # the map objects held the proxies
+    host.request("stats")  # the next message after the release carries the proxies' release
+    assert host.request("stats")["julia_functions"] == base
+    assert {1, 2} <= set(host.released)
+
+
+def test_julia_errors_come_back_as_julia_error(host: HostProcess) -> None:
+    def fail(x: int) -> int:
+        raise ValueError(f"no {x}")
+
+    host.callbacks[3] = fail
+    lst = host.request("builtin", "list")
+    builtins_map = host.request("builtin", "map")
+    with pytest.raises(HostError) as err:
+        host.request(
+            "call",
+            lst,
+            (host.request("call", builtins_map, (JuliaRef(3, "fail"), [7]), None),),
+            None,
+        )
+    assert err.value.type == "devplace.bridge.callbacks.JuliaError"
+    assert err.value.message == "ValueError: no 7"
+
+
+def test_with_blocks_see_julia_errors(host: HostProcess) -> None:
+    contextlib = host.request("import", "contextlib")
+    suppress = host.request("getattr", contextlib, "suppress")
+    err_cls = host.request("import", "devplace.bridge.callbacks")
+    julia_error = host.request("getattr", err_cls, "JuliaError")
+    manager = host.request("call", suppress, (julia_error,), None)
+    host.request("enter", manager)
+    assert host.request("exit", manager, ("ErrorException", "boom", "")) is True
+    plain = host.request("call", suppress, (), None)
+    host.request("enter", plain)
+    assert host.request("exit", plain, ("ErrorException", "boom", "")) is False
+    assert host.request("exit", plain, None) is False
+
+
+def test_output_of_the_host_cannot_corrupt_frames(host: HostProcess) -> None:
+    os_ = host.request("import", "os")
+    write = host.request("getattr", os_, "write")
+    assert host.request("call", write, (1, b"\x05\x00\x00\x00junk on fd 1\n"), None) > 0
+    print_ = host.request("builtin", "print")
+    host.request("call", print_, ("junk on sys.stdout",), {"flush": True})
+    system = host.request("getattr", os_, "system")
+    assert host.request("call", system, ("echo junk from a subprocess",), None) == 0
+    assert host.request("echo", "still in sync") == "still in sync"
+
+
+def test_numpy_results_keep_dtype_and_layout(host: HostProcess) -> None:
+    np_ = host.request("import", "numpy")
+    arange = host.request("getattr", np_, "arange")
+    a = host.request("call", arange, (6,), {"dtype": np.float32})
+    assert a.dtype == np.float32 and a.tolist() == [0, 1, 2, 3, 4, 5]
+    reshape = host.request("getattr", np_, "reshape")
+    m = host.request("call", reshape, (a, (2, 3)), None)
+    assert m.shape == (2, 3) and m[1, 0] == 3.0
+    assert (
+        type(host.request("call", host.request("getattr", np_, "float64"), (2,), None))
+        is np.float64
+    )
+
+
+def test_frames_are_length_prefixed(host: HostProcess) -> None:
+    body = bytes([15]) + wire.encode_bytes((42,))
+    host.send_frame(frames.REQUEST, 77, body)
+    kind, seq, reply = host.read_frame()
+    assert (kind, seq, wire.decode(reply)) == (frames.REPLY, 77, 42)
+
+
+def test_end_of_input_is_a_clean_exit() -> None:
+    h = HostProcess()
+    assert h.request("echo", 1) == 1
+    assert h.close() == 0

@@ -1,0 +1,122 @@
+"""Dead and hung peers on a real cluster: clear errors naming task and address, in bounded time."""
+
+import time
+
+import pytest
+
+import devplace as dp
+from devplace.cluster import (
+    LocalCluster,
+    PeerAbortedError,
+    PeerDeadlineError,
+    PeerUnavailableError,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+TIMEOUT = 4.0
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One ps task and two workers; stopped by PID at the end, also when a test fails."""
+    with LocalCluster(ps=1, workers=2, start_timeout=120) as running:
+        yield running
+
+
+@pytest.fixture
+def model(cluster):
+    """A variable on the ps, read on worker 1, and a session on worker 0 (the master)."""
+    with dp.device("/job:ps/task:0/cpu:0"):
+        v = dp.Variable(3.0, name="v")
+    with dp.device("/job:worker/task:1/cpu:0"):
+        y = v * 2.0
+    sess = cluster.session(timeout=TIMEOUT)
+    dp.init(sess)
+    assert dp.run(sess, y) == 6.0
+    yield sess, y
+    sess.close()
+
+
+def _failing_run(sess, fetch, error):
+    start = time.monotonic()
+    with pytest.raises(error) as caught:
+        sess.run(fetch)
+    return caught.value, time.monotonic() - start
+
+
+def test_plain_remote_sessions_get_a_finite_timeout(cluster):
+    with dp.Session(target=cluster.target()) as sess:
+        assert sess.config.operation_timeout_in_ms == dp.DEFAULT_REMOTE_TIMEOUT * 1000
+    with cluster.session() as sess:
+        assert sess.config.operation_timeout_in_ms == dp.DEFAULT_REMOTE_TIMEOUT * 1000
+    with cluster.session(timeout=2.5) as sess:
+        assert sess.config.operation_timeout_in_ms == 2500
+
+
+def test_dead_ps_is_named_with_its_address(cluster, model):
+    sess, y = model
+    address = cluster.address("ps", 0)
+    cluster.kill("ps", 0)
+    try:
+        err, took = _failing_run(sess, y, PeerUnavailableError)
+    finally:
+        cluster.restart("ps", 0)
+    assert isinstance(err, dp.tf.errors.UnavailableError)
+    assert took < TIMEOUT
+    assert f"task /job:ps/task:0 at {address} is gone" in err.message
+    assert "Hint:" in err.message and "restart" in err.message
+    assert err.tasks == ["/job:ps/task:0"]
+    # The ps is back, empty: the old session's state there is gone, and it says so.
+    restarted, _ = _failing_run(sess, y, PeerAbortedError)
+    assert isinstance(restarted, dp.tf.errors.AbortedError)
+    assert "restarted" in restarted.message and "Checkpointer.reconnect" in restarted.message
+
+
+def test_hung_ps_gives_deadline_exceeded_within_the_timeout(cluster, model):
+    sess, y = model
+    address = cluster.address("ps", 0)
+    cluster.pause("ps", 0)
+    try:
+        err, took = _failing_run(sess, y, PeerDeadlineError)
+    finally:
+        cluster.resume("ps", 0)
+    assert isinstance(err, dp.tf.errors.DeadlineExceededError)
+    assert TIMEOUT * 0.9 < took < TIMEOUT + 3.0  # the timeout, plus at most a 1 s probe
+    assert f"task /job:ps/task:0 at {address} is silent" in err.message
+    assert "kill -CONT" in err.message
+    assert err.tasks == ["/job:ps/task:0"]
+    assert dp.run(sess, y) == 6.0  # resumed: the same session works again
+
+
+def test_dead_master_is_named_within_the_timeout(cluster):
+    with dp.device("/job:worker/task:0/cpu:0"):
+        y = dp.constant(2.0) * 5.0
+    sess = cluster.session(timeout=TIMEOUT)
+    try:
+        assert dp.run(sess, y) == 10.0
+        address = cluster.address("worker", 0)
+        cluster.kill("worker", 0)
+        try:
+            start = time.monotonic()
+            with pytest.raises((PeerUnavailableError, PeerDeadlineError)) as caught:
+                sess.run(y)
+            took = time.monotonic() - start
+        finally:
+            cluster.restart("worker", 0)
+    finally:
+        sess.close()
+    assert took < TIMEOUT + 3.0
+    assert f"task /job:worker/task:0 at {address} is gone" in caught.value.message
+    assert caught.value.tasks == ["/job:worker/task:0"]
+
+
+def test_slow_step_is_not_blamed_on_a_peer(cluster):
+    with dp.device("/job:worker/task:1/cpu:0"):
+        q = dp.tf.FIFOQueue(1, dp.tf.float32)
+        y = q.dequeue()  # never fed: blocks until the deadline
+    with cluster.session(timeout=1.0) as sess:
+        err, took = _failing_run(sess, y, PeerDeadlineError)
+    assert took < 1.0 + 3.0
+    assert "yet every task answers" in err.message
+    assert err.tasks == []

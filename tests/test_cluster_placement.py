@@ -1,0 +1,147 @@
+"""Device functions over a real cluster: values computed on TF servers, devices from RunMetadata."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import devplace as dp
+from devplace.cluster import LocalCluster, devices, netns
+
+pytestmark = pytest.mark.timeout(180)
+
+PS0 = "/job:ps/replica:0/task:0/device:CPU:0"
+PS1 = "/job:ps/replica:0/task:1/device:CPU:0"
+W1_CPU1 = "/job:worker/replica:0/task:1/device:CPU:1"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two ps tasks and two workers, each with two CPU devices; stopped by PID at the end."""
+    with LocalCluster(ps=2, workers=2, cpus=2, start_timeout=120) as running:
+        yield running
+
+
+@pytest.fixture
+def sess(cluster):
+    session = cluster.session(timeout=30, optimize=False)
+    yield session
+    session.close()
+
+
+def test_servers_are_real_and_isolated_when_the_os_allows(cluster):
+    pids = cluster.pids
+    assert set(pids) >= {"ps/0", "ps/1", "worker/0", "worker/1"}
+    assert all(a.startswith("127.0.0.1:") for addrs in cluster.spec.values() for a in addrs)
+    assert cluster.start_seconds["total"] < 120
+    ours = os.readlink("/proc/self/ns/net")
+    for role in ("ps/0", "ps/1", "worker/0", "worker/1"):
+        theirs = os.readlink(f"/proc/{pids[role]}/ns/net")
+        if netns.supported()[0]:
+            assert cluster.isolated
+            assert theirs != ours
+            assert theirs == os.readlink(f"/proc/{pids['forwarder']}/ns/net")
+            interfaces = [
+                line.split(":")[0].strip()
+                for line in open(f"/proc/{pids[role]}/net/dev").read().splitlines()[2:]
+            ]
+            assert interfaces == ["lo"]
+        else:
+            assert not cluster.isolated
+
+
+def test_session_sees_every_task_device(sess):
+    found = set(sess.devices())
+    for job, task, cpu in [("ps", 0, 0), ("ps", 1, 1), ("worker", 0, 0), ("worker", 1, 1)]:
+        assert f"/job:{job}/replica:0/task:{task}/device:CPU:{cpu}" in found
+
+
+def test_assign_to_device_with_a_ps_job(sess):
+    fn = dp.assign_to_device("/job:worker/task:1/cpu:1", ps_device="/job:ps/task:0/cpu:0")
+    with dp.device(fn):
+        w = dp.Variable(np.arange(6.0).reshape(2, 3), name="w")
+        x = dp.constant(np.ones((3, 1)), name="x")
+        y = dp.matmul(w, x, name="y")
+    dp.init(sess)
+    np.testing.assert_allclose(dp.run(sess, y), [[3.0], [12.0]])
+    report = dp.placement(sess, y)
+    assert report.actual("w") == PS0
+    assert report.actual("y") == W1_CPU1
+    assert report.actual("x") == W1_CPU1
+    assert not report.moved
+    crossing = [t for t in report.transfers if t.source == PS0 and t.destination == W1_CPU1]
+    assert crossing and crossing[0].bytes == 6 * 8
+
+
+def test_round_robin_over_ps_tasks_matches_replica_device_setter(cluster, sess):
+    ps = devices(cluster.spec, "ps")
+    with dp.device(dp.round_robin(ps)):
+        ours = [dp.Variable(float(i + 1), name=f"v{i}") for i in range(4)]
+        total = dp.tf.add_n(ours, name="total")
+    dp.init(sess)
+    assert dp.run(sess, total) == 10.0
+    report = dp.placement(sess, total)
+    assert [report.actual(f"v{i}") for i in range(4)] == [PS0, PS1, PS0, PS1]
+    setter = dp.tf.train.replica_device_setter(cluster=cluster.cluster_spec)
+    with dp.tf.Graph().as_default(), dp.tf.device(setter):
+        theirs = [dp.tf.Variable(1.0, name=f"v{i}") for i in range(4)]
+    assert [dp.parse_device(v.device).task for v in theirs] == [0, 1, 0, 1]
+    assert [dp.parse_device(v.device).task for v in ours] == [0, 1, 0, 1]
+
+
+def test_greedy_by_bytes_balances_ps_tasks(cluster, sess):
+    fn = dp.greedy_by_bytes(devices(cluster.spec, "ps"))
+    sizes = [100, 10, 10, 50, 40, 10]
+    with dp.device(fn):
+        vs = [dp.Variable(np.full(n, 1.0, np.float32), name=f"g{i}") for i, n in enumerate(sizes)]
+    with dp.device("/job:worker/task:0/cpu:0"):
+        total = dp.tf.add_n([dp.reduce_sum(v) for v in vs], name="total")
+    dp.init(sess)
+    assert dp.run(sess, total) == sum(sizes)
+    report = dp.placement(sess, total)
+    actual = [report.actual(f"g{i}") for i in range(len(sizes))]
+    # float32 bytes: 400 -> ps0; 40, 40, 200, 160 -> ps1 (it stays lighter until 440 > 400);
+    # the last 40 -> ps0 again.
+    assert actual == [PS0, PS1, PS1, PS1, PS1, PS0]
+    assert fn.load == {"/job:ps/task:0/device:CPU:0": 440, "/job:ps/task:1/device:CPU:0": 440}
+
+
+@pytest.mark.skipif(not netns.supported()[0], reason="needs a network namespace to stay safe")
+def test_unisolated_launch_warns_once(tmp_path):
+    """isolate=False, run inside a throwaway namespace so the exposed ports reach nothing."""
+    script = textwrap.dedent(
+        """
+        import warnings
+        import devplace as dp
+        from devplace.cluster import InsecureClusterWarning, LocalCluster
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                with LocalCluster(ps=0, workers=1, isolate=False) as cluster:
+                    assert not cluster.isolated and "forwarder" not in cluster.pids
+                    with cluster.session(timeout=20) as sess:
+                        assert sess.run(dp.constant(2.0) * 3.0) == 6.0
+        exposed = [w for w in caught if issubclass(w.category, InsecureClusterWarning)]
+        assert len(exposed) == 1, exposed
+        assert "EVERY network interface" in str(exposed[0].message)
+        print("ok")
+        """
+    )
+    done = subprocess.run(
+        [
+            "unshare",
+            "-n",
+            sys.executable,
+            "-c",
+            "from devplace.cluster.netns import loopback_up; loopback_up(); exec(open(0).read())",
+        ],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

@@ -1,0 +1,65 @@
+"""Hand-made Chrome traces in the shape TensorFlow's timeline writes, for the trace tests."""
+
+PREFIX = "/job:localhost/replica:0/task:0"
+
+
+def process(pid, name):
+    return {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": name}}
+
+
+def op(pid, name, ts, dur, tid=0, op_type="Sin"):
+    args = {"name": name, "op": op_type}
+    return {
+        "ph": "X",
+        "cat": "Op",
+        "name": op_type,
+        "pid": pid,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
+
+
+def flow(flow_id, name, src_pid, src_ts, dst_pid, dst_ts):
+    return [
+        {
+            "ph": "s",
+            "cat": "DataFlow",
+            "name": name,
+            "pid": src_pid,
+            "tid": 0,
+            "ts": src_ts,
+            "id": flow_id,
+        },
+        {
+            "ph": "t",
+            "cat": "DataFlow",
+            "name": name,
+            "pid": dst_pid,
+            "tid": 0,
+            "ts": dst_ts,
+            "id": flow_id,
+        },
+    ]
+
+
+def hand_trace():
+    """CPU:0 runs [0,10] and [5,15] on two threads and [20,25]; CPU:1 runs [30,40]."""
+    return {
+        "traceEvents": [
+            process(0, "Allocators"),
+            process(1, f"{PREFIX}/device:CPU:1 Compute"),
+            process(2, f"{PREFIX}/device:CPU:1 Tensors"),
+            process(3, f"{PREFIX}/device:CPU:0 Compute"),
+            process(4, f"{PREFIX}/device:CPU:0 Tensors"),
+            op(3, "_SOURCE", 900, 1, op_type="NoOp"),
+            op(3, "a", 1000, 10),
+            op(3, "b", 1005, 10, tid=1),
+            op(3, "c", 1020, 5),
+            op(1, "d", 1030, 10),
+            *flow(7, "c", 3, 1025, 1, 1030),
+            *flow(8, "a", 3, 1010, 3, 1020),  # same device: not a transfer
+            *flow(9, "c", 3, 1025, 1, 1031),  # a second consumer of the same tensor
+        ]
+    }
