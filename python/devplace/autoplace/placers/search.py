@@ -132,4 +132,11 @@ def search(problem: Problem, budget_s: float = 1.0, seed: int = 0) -> np.ndarray
         a, s = improve(problem, trial, deadline - time.perf_counter())
         if _score(problem, s) < best_key:
             best_key, best_a = _score(problem, s), a
+    if best_key[0] > 0:
+        if errors:
+            raise errors[0]
+        raise InfeasibleError(
+            f"no placement of problem {problem.name!r} found within the memory caps: "
+            f"{simulate(problem, best_a).violations}; hint: add devices or memory"
+        )
     return best_a
