@@ -108,9 +108,10 @@ run_profile(sess::PyObject, fetches, feeds::Pair...; kwargs...) =
 """
     save_profile(path)
 
-Write the last `run_profile` trace as Chrome trace JSON (open in chrome://tracing).
+Write the last `run_profile` trace as Chrome trace JSON (open in chrome://tracing). A relative
+`path` is relative to Julia's working directory (the host process has its own).
 """
-save_profile(path::AbstractString) = dpcall("save_profile", String(path))
+save_profile(path::AbstractString) = dpcall("save_profile", abspath(path))
 
 """
     placement(sess, fetches, feeds::Pair...) -> PyObject
@@ -212,6 +213,20 @@ devplace's device function putting variable-like ops on `ps_device`, others on `
 Not exported: the seeds define their own `assign_to_device` in Julia.
 """
 assign_to_device(device, ps_device = "/device:CPU:0") = dpcall("assign_to_device", device, ps_device)
+
+"""
+    by_op_type(placements; default=nothing) -> PyObject
+
+A device function placing ops by type: `placements[op_type]`, else `default`.
+"""
+by_op_type(placements; default = nothing) = dpcall("by_op_type", placements, default)
+
+"""
+    with_updates(op, updates) -> PyObject
+
+`op` grouped with `updates` (e.g. batch-norm updates) so that running it runs them too.
+"""
+with_updates(op, updates) = dpcall("with_updates", op, updates)
 
 """
     round_robin(devices) -> PyObject

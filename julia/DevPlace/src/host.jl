@@ -101,12 +101,17 @@ function python_command()
     return setenv(`$py -m devplace.bridge --write-fd 3`, env)
 end
 
-# Frames to the host go to its stdin, replies come on fd 3, its stdout and stderr are ours.
-# `run` passes more than three stdios from Julia 1.6 on; 1.5 has the same machinery inside.
-@static if VERSION >= v"1.6"
-    spawn_with_fd3(cmd, fd0, fd3) = run(cmd, fd0, stderr, stderr, fd3; wait = false)
-else
-    spawn_with_fd3(cmd, fd0, fd3) = Base._spawn(cmd, Any[fd0, stderr, stderr, fd3])
+# Frames to the host go to its stdin, replies come on its fd 3, its stdout and stderr are
+# Julia's stderr. `run` passes at most three stdios in many Julia versions; Base's
+# `_spawn(cmd, stdios::SpawnIOs)`, which `run` and `open` call, takes any number (1.5 on).
+function spawn_with_fd3(cmd::Cmd, fd0::RawFD, fd3::RawFD)
+    stdios = Any[fd0, stderr, stderr, fd3]
+    if isdefined(Base, :SpawnIOs) && isdefined(Base, :_spawn)
+        ios = Base.SpawnIOs(undef, length(stdios))
+        copyto!(ios, stdios)
+        return Base._spawn(cmd, ios)
+    end
+    return run(cmd, stdios...; wait = false)
 end
 
 function start_host()
@@ -186,7 +191,8 @@ function host_failure(h::Host, doing::AbstractString)
           p.termsignal != 0 ? "was killed by signal $(p.termsignal)" :
           process_exited(p) ? "exited with code $(p.exitcode)" : "closed its pipe"
     hint = timed_out ? " Hint: raise the bound with DevPlace.set_timeout(seconds) or ENV[\"DEVPLACE_TIMEOUT\"]." : ""
-    return HostError(string("the DevPlace Python host (pid ", h.pid, ") ", how, " while ",
+    who = h.pid == 0 ? string("`", h.proc.cmd.exec[1], "`") : string("(pid ", h.pid, ")")
+    return HostError(string("the DevPlace Python host ", who, " ", how, " while ",
                             doing, " (any error output it printed is above).", hint,
                             " The next DevPlace call starts a fresh host; Python objects ",
                             "from this one (tensors, sessions) are gone and must be rebuilt."))
@@ -196,33 +202,29 @@ end
 lost_host(err) = err isa EOFError || err isa Base.IOError || err isa SystemError ||
                  err isa WireError || err isa HostTimeout
 
-function next_frame(h::Host)
+# Run `io()` on the host's pipes with the request deadline armed; a host that went away
+# (closed pipe, bad frame, deadline) becomes a `HostError` saying what we were `doing`.
+function with_deadline(io, h::Host, doing::AbstractString)
     h.pipes.deadline = time() + TIMEOUT[]
     try
-        return read_frame(h.pipes)
+        return io()
     catch err
         err isa InterruptException && (host_lost!(h); rethrow())
         lost_host(err) || rethrow()
         h.timed_out = err isa HostTimeout
-        throw(host_failure(h, "serving " * h.waiting_for))
+        throw(host_failure(h, doing * h.waiting_for))
     finally
         h.pipes.deadline = Inf
     end
 end
 
+next_frame(h::Host) = with_deadline(() -> read_frame(h.pipes), h, "serving ")
+
 function send(h::Host, kind::UInt8, seq::UInt32, parts::Vector{Any})
-    h.pipes.deadline = time() + TIMEOUT[]
-    try
+    with_deadline(h, "receiving ") do
         ids = take_releases(h.gen)
         isempty(ids) || write_frame(h.pipes, RELEASE, UInt32(0), Any[encode_value(ids)])
         write_frame(h.pipes, kind, seq, parts)
-    catch err
-        err isa InterruptException && (host_lost!(h); rethrow())
-        lost_host(err) || rethrow()
-        h.timed_out = err isa HostTimeout
-        throw(host_failure(h, "receiving " * h.waiting_for))
-    finally
-        h.pipes.deadline = Inf
     end
 end
 

@@ -26,8 +26,10 @@ end
     @pywith manager as x begin ... end
 
 Run the block inside the Python context manager `manager` (e.g. `tf.device("/cpu:0")`), like
-Python's `with`. A Julia exception in the block reaches `__exit__` and is rethrown unless
-`__exit__` suppresses it.
+Python's `with`; the value is the block's value. A Julia exception in the block reaches
+`__exit__` and is rethrown unless `__exit__` suppresses it. The block is a `try` block: at top
+level write `global a = ...` (as the seeds do); inside a function, names first assigned in the
+block are local to it, so declare them `local a` before it or use the block's value.
 """
 macro pywith(manager, args...)
     if length(args) == 1

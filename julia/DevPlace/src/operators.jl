@@ -81,6 +81,10 @@ function Base.Broadcast.broadcasted(::PyStyle, f, args...)
                                "min, or a unary function such as sin)")))
 end
 
+# `x .^ 2` is lowered to `broadcasted(literal_pow, Ref(^), x, Ref(Val(2)))`.
+Base.Broadcast.broadcasted(::PyStyle, ::typeof(Base.literal_pow), ::Base.RefValue{typeof(^)},
+                           x, ::Base.RefValue{Val{p}}) where {p} = binary("^", x, p)
+
 Base.Broadcast.materialize(o::PyObject) = o
 
 # --- indexing (1-based, ranges include their end, `end` reads the static shape) ---------

@@ -1,0 +1,156 @@
+# The devplace API from Julia: tensors, math, indexing, gradients, sessions, profiles, reports.
+
+@testset "tensors and Base math" begin
+    tf.reset_default_graph()  # a graph is placed whole: keep earlier ops out
+    a = constant(2.0)
+    @test sprint(show, a) == D.pyrepr(a)
+    @test startswith(sprint(show, a), "<tf.Tensor 'Const")
+    @test sprint(show, MIME"text/plain"(), a) == D.pyrepr(a)
+    sess = Session()
+    @test run(sess, a + 1) == 3.0
+    @test run(sess, 1 + a) == 3.0
+    @test run(sess, a - 0.5) == 1.5
+    @test run(sess, 3 - a) == 1.0
+    @test run(sess, a * 3) == 6.0
+    @test run(sess, a / 4) == 0.5
+    @test run(sess, a^2) == 4.0
+    @test run(sess, a^0.5) ≈ sqrt(2) rtol = 1e-6
+    @test run(sess, -a) == -2.0
+    @test run(sess, max(a, 3.0)) == 3.0
+    @test run(sess, a < 3.0) === true
+    for f in (sin, cos, tan, exp, log, sqrt, abs, tanh, log1p, expm1, floor, ceil, sign)
+        @test run(sess, f(a)) ≈ f(2.0) rtol = 1e-6  # float32 tensors
+    end
+    @test run(sess, inv(a)) ≈ 0.5
+    A = [1.0 2.0; 3.0 4.0]
+    B = [0.5 -1.0; 2.0 1.0]
+    @test run(sess, constant(A) * constant(B)) ≈ A * B            # matrix product
+    @test run(sess, constant(A) .* constant(B)) ≈ A .* B          # elementwise
+    @test run(sess, constant(A) * [1.0, 2.0]) ≈ A * [1.0, 2.0]    # matrix × vector
+    @test run(sess, sin.(constant(A) .+ 1)) ≈ sin.(A .+ 1)
+    @test run(sess, constant(A) .^ 2) ≈ A .^ 2
+    @test run(sess, sum(constant(A))) == sum(A)
+    @test run(sess, transpose(constant(A))) == transpose(A)
+    @test_throws ArgumentError atan.(constant(A), constant(B))
+end
+
+@testset "indexing is 1-based and inclusive" begin
+    tf.reset_default_graph()  # a graph is placed whole: keep earlier ops out
+    M = reshape(collect(1.0:12.0), 3, 4)
+    t = constant(M)
+    v = constant([10.0, 20.0, 30.0])
+    sess = Session()
+    @test run(sess, v[1]) == 10.0
+    @test run(sess, v[2:end]) == [20.0, 30.0]
+    @test run(sess, v[end]) == 30.0
+    @test run(sess, v[3:-1:1]) == [30.0, 20.0, 10.0]
+    @test run(sess, t[2, 3]) == M[2, 3]
+    @test run(sess, t[:, 2]) == M[:, 2]
+    @test run(sess, t[1, :]) == M[1, :]
+    @test run(sess, t[2:3, 1:2:4]) == M[2:3, 1:2:4]
+    @test run(sess, t[end, end]) == M[end, end]
+    @test_throws PyError v[0]
+    @test_throws ArgumentError v[[1, 2]]
+    lst = pycall(pybuiltin("list"), PyObject, [5, 6, 7])
+    @test lst[1] == 5 && lst[end] == 7
+    lst[2] = 60
+    @test collect(lst) == [5, 60, 7]
+end
+
+@testset "variables, placeholders, feeds, fetch shapes" begin
+    tf.reset_default_graph()  # a graph is placed whole: keep earlier ops out
+    x = placeholder(Float64; shape = [2, 3])
+    @test x.dtype == tf.float64
+    @test x.shape.as_list() == [2, 3]
+    w = Variable(ones(3))
+    y = x * w
+    sess = Session()
+    init(sess)
+    X = [1.0 2.0 3.0; 4.0 5.0 6.0]
+    @test run(sess, y, x => X) ≈ X * ones(3)
+    @test run(sess, x, x => X) == X                 # a 2×3 matrix stays 2×3
+    r = run(sess, [y, x], x => X)
+    @test r[1] ≈ X * ones(3) && r[2] == X
+    @test run(sess, (y, w), x => X)[2] == ones(3)
+    c = constant(Float32[1, 2])
+    @test c.dtype == tf.float32 && run(sess, c) == Float32[1, 2]
+    @test constant(1; dtype = Float64).dtype == tf.float64
+    @test_throws ArgumentError Variable(Some(1.0))
+end
+
+"A fresh graph with a variable and its sine on CPU:1 (a graph is placed whole)."
+function sine_on_cpu1(value)
+    tf.reset_default_graph()
+    return @cpu 1 begin  # the block's value; names assigned inside are local to it
+        a = Variable(value)
+        (a, sin(a))
+    end
+end
+
+@testset "gradients" begin
+    ga, gb = sine_on_cpu1(1.0)
+    @cpu 0 begin
+        global gc = cos(gb)
+    end
+    g = gradients(gc, ga)
+    @test g isa PyObject
+    gs = gradients(gc, [ga])
+    @test gs isa Vector && length(gs) == 1
+    gcol = gradients(gc, ga; colocate = true)
+    sess = Session(cpus = 2)
+    init(sess)
+    expected = -sin(sin(1.0)) * cos(1.0)  # d cos(sin(a)) / da
+    @test run(sess, g) ≈ expected rtol = 1e-6
+    @test run(sess, gcol) ≈ expected rtol = 1e-6
+    devices = [op.device for op in tf.get_default_graph().get_operations()
+               if startswith(op.name, split(gcol.op.name, "/")[1]) && op.type in ("Cos", "Sin")]
+    @test "/device:CPU:1" in devices
+end
+
+@testset "sessions, profiles, placement, logs" begin
+    pa, pb = sine_on_cpu1(2.0)
+    sess = Session(cpus = 2, log_placement = true)
+    init(sess)
+    @test run(sess, pb) ≈ sin(2.0) rtol = 1e-6
+    mktempdir() do dir
+        run_profile(sess, pb)
+        path = joinpath(dir, "profile.json")
+        save_profile(path)
+        @test isfile(path) && occursin("traceEvents", read(path, String))
+    end
+    report = placement(sess, pb)
+    @test report isa PyObject
+    @test occursin("CPU:1", D.pyrepr(report))
+    log = placement_log(sess)
+    @test log isa AbstractVector
+    @test echo("frames intact after the placement log") == "frames intact after the placement log"
+    @test_throws PyError Session(cpus = "two")
+end
+
+@testset "batch norm updates, collections, control dependencies" begin
+    tf.reset_default_graph()  # a graph is placed whole: keep earlier ops out
+    @test UPDATE_OPS == tf.GraphKeys.UPDATE_OPS
+    before = length(get_collection(UPDATE_OPS))
+    x = placeholder(Float32; shape = [4, 3])
+    y = bn(x; training = true)
+    ups = get_collection(tf.GraphKeys.UPDATE_OPS)
+    @test length(ups) == before + 2
+    @test all(u isa PyObject for u in ups)
+    v = Variable(0.0)
+    inc = tf.assign_add(v, 1.0)
+    control_dependencies([inc]) do
+        global after = tf.identity(v)
+    end
+    @test inc.op in after.op.control_inputs
+    @test batch_norm(x; training = false) isa PyObject
+end
+
+@testset "API surface" begin
+    for name in names(DevPlace)
+        name === :DevPlace && continue
+        @test haskey(Base.Docs.meta(DevPlace), Base.Docs.Binding(DevPlace, name))
+    end
+    @test isempty(Test.detect_ambiguities(DevPlace; imported = false))
+    @test canonical_device("/gpu:1") == "/device:GPU:1"
+    @test_throws PyError canonical_device("/gpu:x")
+end

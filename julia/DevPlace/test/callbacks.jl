@@ -1,0 +1,46 @@
+# Julia functions called from Python, nested callbacks, and errors crossing both ways.
+
+@testset "Julia functions are Python callables" begin
+    pymap(f, xs) = pybuiltin("list")(pybuiltin("map")(f, xs))
+    @test pymap(x -> 2x, [1, 2, 3]) == [2, 4, 6]
+    square(x) = x^2
+    @test pymap(square, (1.5,)) == [2.25]
+    @test pybuiltin("repr")(square) == "<Julia function square>"
+    # nested: Python calls Julia, which calls Python, which calls Julia again
+    inner(x) = x + 100
+    outer(x) = pymap(inner, [x, x])
+    @test pymap(outer, [1, 2]) == [[101, 101], [102, 102]]
+    # keyword arguments reach the Julia function
+    kw(; scale = 1) = 10 * scale
+    partial = pyimport("functools").partial(kw; scale = 3)
+    @test partial() == 30
+end
+
+@testset "Julia errors in callbacks reach Python and come back" begin
+    bad(x) = x > 1 ? error("too big: $x") : x
+    err = try
+        pybuiltin("list")(pybuiltin("map")(bad, [1, 2]))
+    catch e
+        e
+    end
+    @test err isa PyError
+    @test endswith(err.type, "JuliaError")
+    @test occursin("too big: 2", err.message)
+    @test err.julia_exception isa ErrorException
+    # Python sees a JuliaError it can catch
+    ns = pyimport("devplace.bridge")
+    @test ns.JuliaError isa PyObject
+end
+
+@testset "Python releases the Julia functions it dropped" begin
+    h = D.host()
+    before = length(h.functions)
+    for i in 1:200
+        pybuiltin("callable")(x -> x + i)
+    end
+    GC.gc()  # Julia's references to Python objects that hold Julia functions (`partial`)
+    pyimport("gc").collect()  # proxies kept alive only by reference cycles (tracebacks)
+    D.host_stats()  # the reply is preceded by Python's release list
+    @test length(h.functions) <= before
+    @test D.host_stats()["julia_functions"] == 0
+end

@@ -1,0 +1,89 @@
+# The host process: errors, hygiene, death, timeouts, restarts, start-up failures.
+
+@testset "Python errors become PyError" begin
+    err = try
+        pybuiltin("int")("twelve")
+    catch e
+        e
+    end
+    @test err isa PyError
+    @test err.type == "ValueError"
+    @test occursin("twelve", err.message)
+    @test occursin("Traceback", err.traceback)
+    @test occursin("ValueError", sprint(showerror, err))
+    @test_throws PyError pybuiltin("no_such_builtin")
+    @test_throws PyError tf.no_such_attribute
+end
+
+@testset "host output cannot corrupt frames" begin
+    os = pyimport("os")
+    @test os.write(1, Vector{UInt8}("\x05\0\0\0junk on fd 1\n")) > 0
+    pybuiltin("print")("junk on sys.stdout"; flush = true)
+    @test os.system("echo junk from a subprocess") == 0
+    @test echo("in sync") == "in sync"
+end
+
+@testset "a killed host is a clear error at once, and the next call starts a new one" begin
+    old = D.host_pid()
+    stale = pybuiltin("object")()
+    killer = run(`sh -c "sleep 0.5; kill -9 $old"`; wait = false)
+    t = time()
+    err = try
+        pyimport("time").sleep(30)
+    catch e
+        e
+    end
+    @test err isa HostError
+    @test time() - t < 3  # the kill comes after 0.5 s; the error follows at once
+    @test occursin("killed by signal 9", err.msg)
+    @test occursin("next DevPlace call starts a fresh host", err.msg)
+    wait(killer)
+    @test D.host_pid() != old
+    @test_throws D.StaleObjectError stale.x
+    @test occursin("StaleObjectError", repr(stale))  # show never throws
+    @test tf.float32 isa PyObject  # module-level objects are found again
+end
+
+@testset "a host that stops answering is stopped after the timeout" begin
+    old_timeout = D.timeout()
+    D.set_timeout(1.0)
+    pid = D.host_pid()
+    t = time()
+    err = try
+        pyimport("time").sleep(30)
+    catch e
+        e
+    finally
+        D.set_timeout(old_timeout)
+    end
+    @test err isa HostError
+    @test occursin("did not answer within 1.0 s", err.msg)
+    @test occursin("set_timeout", err.msg)
+    @test time() - t < 10
+    @test D.host_pid() != pid
+    @test_throws ArgumentError D.set_timeout(0)
+end
+
+@testset "start-up failures name the interpreter and give a hint" begin
+    D.stop_host()
+    withenv("DEVPLACE_PYTHON" => "/nonexistent/python") do
+        err = try
+            D.host()
+        catch e
+            e
+        end
+        @test err isa HostError
+        @test occursin("/nonexistent/python", err.msg) && occursin("DEVPLACE_PYTHON", err.msg)
+    end
+    withenv("DEVPLACE_PYTHON" => Sys.which("false")) do
+        err = try
+            D.host()
+        catch e
+            e
+        end
+        @test err isa HostError
+        @test occursin("exited with code 1 while starting", err.msg)
+        @test occursin("DEVPLACE_PYTHON", err.msg)
+    end
+    @test echo(1) == 1
+end

@@ -1,0 +1,19 @@
+# DevPlace.jl test suite. Run as
+#   julia --project=julia/DevPlace julia/DevPlace/test/runtests.jl
+# (Pkg.test would try to reach a registry; Test is a stdlib.)
+using DevPlace
+using Test
+
+const D = DevPlace
+const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
+
+@testset "DevPlace.jl" begin
+    include("vectors.jl")
+    include("conversion.jl")
+    include("host.jl")
+    include("callbacks.jl")
+    include("macros.jl")
+    include("api.jl")
+    include("seeds.jl")
+    include("handles.jl")
+end

@@ -1,0 +1,52 @@
+"""Each Julia example (examples/julia/*.jl, the seeds' snippets) runs as a script and prints
+what the seeds say it should."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from julia_runner import REPO, run_julia
+
+pytestmark = pytest.mark.timeout(600)
+
+EXAMPLES = sorted((REPO / "examples" / "julia").glob("*.jl"))
+
+#: Lines each example must print (the seeds' `a.device` answers and the like).
+EXPECTED = {
+    "device_scope": ["a.device = /device:GPU:0", "b.device = /device:GPU:0", "sin(1) = 0.84147"],
+    "device_function": ["a.device = /device:CPU:0", "b.device = /device:GPU:0"],
+    "device_macros": [
+        "a.device = /device:CPU:0  b.device = /device:CPU:0",
+        "c.device = /device:CPU:1",
+    ],
+    "colocate_gradients": ["colocate=true: dc/da + c = ", "colocate=false: dc/da + c = "],
+    "batch_norm_updates": ["batch_norm/update_moving_mean ran on /device:CPU:0"],
+    "placement_by_op_type": ["a: /cpu:0  b: /gpu:0  c: /gpu:0", "c = 12.0  e = 12.0"],
+    "placement_logging": ["c = 12.0", "captured placement log:", "(VariableV2)"],
+    "round_robin_variables": ["w1: requested /device:CPU:1, ran on /device:CPU:1"],
+    "soft_placement": ["without soft placement: ", "with soft placement: i = 3"],
+    "control_dependencies": ['x waits for: ["Const", "add"]', "z = 7.0"],
+    "cluster_ps_workers": ["restored the checkpoint of step 3", "step 8: loss = "],
+    "thread_pools": ["inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1"],
+}
+
+
+def test_every_python_example_has_a_julia_twin() -> None:
+    python = {p.stem for p in (REPO / "examples" / "python").glob("*.py")}
+    julia = {p.stem for p in EXAMPLES}
+    assert python <= julia, sorted(python - julia)
+    assert set(EXPECTED) == julia
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs(path: Path, tmp_path: Path) -> None:
+    done = run_julia([str(path)], cwd=tmp_path, timeout=500)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    for line in EXPECTED[path.stem]:
+        assert line in done.stdout, (line, done.stdout[-3000:])
+    if path.stem == "colocate_gradients":
+        for name in ("true.json", "false.json"):
+            trace = json.loads((tmp_path / name).read_text())
+            assert trace["traceEvents"], name
