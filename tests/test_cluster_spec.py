@@ -18,7 +18,6 @@ from devplace.cluster import (
     devices,
     jobs,
     netns,
-    probe,
     procs,
     read_spec,
     spec_dict,
@@ -27,7 +26,7 @@ from devplace.cluster import (
     tasks,
     write_spec,
 )
-from devplace.cluster.probe import ALIVE, GONE, SILENT
+from devplace.cluster.probe import ALIVE, GONE, SILENT, probe
 from devplace.cluster.state import ClusterState, ProcessEntry, read_state, stop_cluster
 
 pytestmark = pytest.mark.timeout(60)

@@ -14,7 +14,7 @@ from devplace.cluster.errors import (
     explain,
 )
 from devplace.cluster.launcher import ClusterStartError, InsecureClusterWarning, LocalCluster
-from devplace.cluster.probe import probe
+from devplace.cluster.ready import wait_usable
 from devplace.cluster.session import ClusterSession
 from devplace.cluster.spec import (
     ClusterSpecError,
@@ -51,7 +51,6 @@ __all__ = [
     "devices",
     "explain",
     "jobs",
-    "probe",
     "read_spec",
     "read_state",
     "spec_dict",
@@ -60,5 +59,6 @@ __all__ = [
     "task_at",
     "task_name",
     "tasks",
+    "wait_usable",
     "write_spec",
 ]

@@ -82,6 +82,7 @@ class LocalCluster:
     state_file: where to record the PIDs for `devplace cluster down` (default: nowhere).
     workdir: logs, ready files and the spec (default: a temporary folder removed at stop).
     start_timeout: seconds the servers may take to start (each imports TF: ~3 s on its own).
+    stop_owner: let `devplace cluster down` stop this process too (what `cluster up` wants).
     """
 
     def __init__(
@@ -307,7 +308,11 @@ class LocalCluster:
             for role, proc in self._procs.items()
         ]
         ClusterState(
-            owner=ProcessEntry("devplace cluster up", os.getpid(), procs.start_time(os.getpid())),
+            owner=ProcessEntry(
+                "devplace cluster up" if self._stop_owner else "python (LocalCluster)",
+                os.getpid(),
+                procs.start_time(os.getpid()),
+            ),
             processes=entries,
             spec=self._spec,
             spec_file=str(self._spec_file),

@@ -31,12 +31,15 @@ def _every_pair(cluster: Any) -> Any:
     return sums
 
 
-def wait_usable(spec: Any, timeout: float = 30.0, job: str = "worker", task: int = 0) -> float:
+def wait_usable(
+    spec: Any, timeout: float = 30.0, job: str = "worker", task: int = 0, successes: int = 2
+) -> float:
     """Block until a step touching every pair of tasks succeeds; returns the seconds waited.
 
-    The step runs unoptimised: constant folding would keep every tensor on its own task.
-
-    Raises the last TF error (with the tasks named, as `ClusterSession` does) after `timeout`.
+    The step runs unoptimised (constant folding would keep every tensor on its own task), in a
+    new session each time, until it succeeds `successes` times in a row, 0.2 s apart: a peer's
+    channel that is still settling fails the second run. Raises the last TF error (with the
+    tasks named, as `ClusterSession` does) after `timeout`.
     """
     from devplace.cluster.session import ClusterSession
 
@@ -45,15 +48,19 @@ def wait_usable(spec: Any, timeout: float = 30.0, job: str = "worker", task: int
     graph = tf.Graph()
     with graph.as_default():
         fetches = _every_pair(cluster)
-    while True:
+    streak = 0
+    while streak < successes:
         left = timeout - (time.monotonic() - start)
         with ClusterSession(
             cluster, job, task, graph=graph, timeout=max(1.0, left), optimize=False
         ) as sess:
             try:
                 sess.run(fetches)
-                return time.monotonic() - start
+                streak += 1
             except _RETRY:
+                streak = 0
                 if time.monotonic() - start + 0.2 > timeout:
                     raise
-        time.sleep(0.2)
+        if streak < successes:
+            time.sleep(0.2)
+    return time.monotonic() - start

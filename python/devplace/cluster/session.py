@@ -18,9 +18,11 @@ class ClusterSession(Session):
     """A `devplace.Session` on one task of a cluster (`grpc://` of `/job:<job>/task:<task>`).
 
     cluster: the spec in any form `as_spec` takes, or a `LocalCluster`. Every other keyword
-    goes to `devplace.Session`; `timeout` defaults to `DEFAULT_REMOTE_TIMEOUT` seconds. A
-    dead, hung or restarted peer raises `PeerUnavailableError`, `PeerDeadlineError` or
-    `PeerAbortedError` (subclasses of TF's errors) naming the tasks and addresses at fault.
+    goes to `devplace.Session`. `timeout` (default `DEFAULT_REMOTE_TIMEOUT` seconds) bounds
+    every `run`, including the liveness probe (a tenth of it, at most 1 s) that finds the task
+    at fault. A dead, hung or restarted peer raises `PeerUnavailableError`,
+    `PeerDeadlineError` or `PeerAbortedError` (subclasses of TF's errors) naming the tasks and
+    addresses at fault.
     """
 
     def __init__(self, cluster: Any, job: str = "worker", task: int = 0, **kwargs: Any):
@@ -30,6 +32,11 @@ class ClusterSession(Session):
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = DEFAULT_REMOTE_TIMEOUT
         self.timeout = float(kwargs["timeout"])
+        if self.timeout <= 0:
+            raise ValueError(f"ClusterSession: timeout must be positive, got {self.timeout!r}")
+        # The probe that names a silent task runs after TF's deadline: keep both within timeout.
+        self.probe_timeout = min(1.0, 0.1 * self.timeout)
+        kwargs["timeout"] = self.timeout - self.probe_timeout
         super().__init__(target=self.target, **kwargs)
 
     def run(
@@ -39,7 +46,7 @@ class ClusterSession(Session):
         try:
             return super().run(fetches, feed_dict, options, run_metadata)
         except Exception as err:
-            better = explain(err, self.cluster_spec, self.target, self.timeout)
+            better = explain(err, self.cluster_spec, self.target, self.timeout, self.probe_timeout)
             if better is err:
                 raise
             raise better from err

@@ -1,0 +1,47 @@
+"""The cluster example runs end to end on real servers, its own or a running cluster's."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devplace.cluster import LocalCluster
+
+pytestmark = pytest.mark.timeout(240)
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "cluster_ps_workers.py"
+
+
+def _run(*args, cwd):
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), *args], cwd=cwd, capture_output=True, text=True, timeout=200
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_example_survives_its_ps_crash(tmp_path):
+    out = _run(cwd=tmp_path)
+    assert (
+        "w       VariableV2         /job:ps/task:0/device:CPU:0      /job:ps/replica:0/task:0"
+        in out
+    )
+    assert (
+        "b       VariableV2         /job:ps/task:1/device:CPU:0      /job:ps/replica:0/task:1"
+        in out
+    )
+    assert "error: task /job:ps/task:1 at 127.0.0.1:" in out
+    assert "restored the checkpoint of step 3" in out
+    for line in ("step 4: loss = 0.63948", "step 5: loss = 0.45576"):
+        assert out.count(line) >= 2  # the same values before the crash and after the restore
+    assert "step 8: loss" in out
+
+
+def test_example_uses_a_running_cluster(tmp_path):
+    with LocalCluster(ps=2, workers=2, start_timeout=120) as cluster:
+        spec = cluster.spec
+        out = _run("--spec", str(cluster.spec_file), cwd=tmp_path)
+    assert f"cluster spec: {spec}" in out
+    assert "step 5: loss = 0.45576" in out
+    assert "killing" not in out
