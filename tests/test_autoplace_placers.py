@@ -181,3 +181,41 @@ def test_heft_spreads_independent_work_over_free_links():
     p.link_alpha[:] = 0.0
     a = BASELINES["heft"](p)
     assert len(set(a[1:5].tolist())) >= 2
+
+
+def _two_acc_problem(n: int, cpu_only: int = -1, params: tuple[int, ...] = ()) -> Problem:
+    compute = np.column_stack([np.full(n, 5.0), np.ones(n), np.ones(n)])
+    if cpu_only >= 0:
+        compute[cpu_only, 1:] = np.inf
+    is_param = np.zeros(n, dtype=bool)
+    is_param[list(params)] = True
+    return Problem(
+        names=[f"op{i}" for i in range(n)],
+        devices=[Device("cpu:0", "cpu"), Device("acc:0"), Device("acc:1")],
+        compute=compute,
+        edges=[(i, i + 1) for i in range(n - 1)],
+        xfer=np.ones(n),
+        link_alpha=np.zeros((3, 3)),
+        link_beta=np.ones((3, 3)) - np.eye(3),
+        memory=np.zeros(n),
+        is_param=is_param,
+    )
+
+
+def test_tf_default_uses_the_first_accelerator_and_cpu_fallback():
+    p = _two_acc_problem(4, cpu_only=2)
+    assert BASELINES["tf_default"](p).tolist() == [1, 1, 0, 1]
+
+
+def test_human_puts_parameters_on_the_cpu():
+    p = _two_acc_problem(4, params=(0,))
+    assert BASELINES["human"](p).tolist() == [0, 1, 1, 1]
+
+
+def test_round_robin_deals_in_topological_order():
+    assert BASELINES["round_robin"](_two_acc_problem(5)).tolist() == [0, 1, 2, 0, 1]
+
+
+def test_m_topo_gives_each_accelerator_one_contiguous_chunk():
+    a = BASELINES["m_topo"](_two_acc_problem(6)).tolist()
+    assert a == [1, 1, 1, 2, 2, 2]

@@ -41,6 +41,8 @@ def traces(tmp_path_factory):
         (["profile", "show"], "OUT.png"),
         (["profile", "compare"], "--labels"),
         (["devices"], "--cpus N"),
+        (["cluster"], "up"),
+        (["place"], "--strategy"),
     ],
 )
 def test_every_command_has_help(capsys, argv, expected):

@@ -80,7 +80,9 @@ def lstm_seq2seq(batch: int = 32, hidden: int = 128, steps: int = 6) -> Built:
         cells = {}
         for part in ("enc", "dec"):
             cells[part] = (
-                tf.Variable(tf.random.normal([2 * hidden, 4 * hidden], stddev=0.05), name=f"{part}_w"),
+                tf.Variable(
+                    tf.random.normal([2 * hidden, 4 * hidden], stddev=0.05), name=f"{part}_w"
+                ),
                 tf.Variable(tf.zeros([4 * hidden]), name=f"{part}_b"),
             )
         h = c = tf.zeros([batch, hidden])

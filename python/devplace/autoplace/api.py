@@ -9,6 +9,7 @@ from typing import Any
 
 from devplace.autoplace.cost import CostModel
 from devplace.autoplace.graph import Problem
+from devplace.autoplace.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplace.simulator import Schedule, simulate
 from devplace.autoplace.strategies import place
 
@@ -70,7 +71,7 @@ def autoplace(
     graph: Any = None,
     memory: Mapping[str, float] | None = None,
     respect_pins: bool = True,
-    budget: float = 1.0,
+    budget: float = DEFAULT_BUDGET_S,
 ) -> Placement:
     """Place the ops `fetches` need on `devices`, minimising the simulated step time.
 
@@ -83,13 +84,18 @@ def autoplace(
 
     t0 = time.perf_counter()
     problem, ops = problem_from_graph(
-        fetches, devices, cost=cost, profile=profile, graph=graph, memory=memory,
+        fetches,
+        devices,
+        cost=cost,
+        profile=profile,
+        graph=graph,
+        memory=memory,
         respect_pins=respect_pins,
     )
     assignment = place(problem, strategy, budget)
     schedule = simulate(problem, assignment)
     return Placement(
-        devices={op.name: problem.devices[a].name for op, a in zip(ops, assignment)},
+        devices={op.name: problem.devices[a].name for op, a in zip(ops, assignment, strict=True)},
         predicted_step_time=schedule.makespan,
         strategy=strategy,
         problem=problem,

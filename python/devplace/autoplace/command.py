@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 
 from devplace.autoplace.graph import PlacementError
+from devplace.autoplace.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplace.simulator import simulate
 from devplace.autoplace.strategies import STRATEGIES, place
 from devplace.autoplace.workloads import load_workload
@@ -16,7 +17,7 @@ from devplace.autoplace.workloads import load_workload
 __all__ = ["main", "place_file", "register", "run"]
 
 
-def place_file(path: str, strategy: str = "auto", budget_s: float = 1.0) -> dict:
+def place_file(path: str, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """Place a workload file; the README's result record (assignment, makespan, ...)."""
     problem = load_workload(path)
     t0 = time.perf_counter()
@@ -25,7 +26,7 @@ def place_file(path: str, strategy: str = "auto", budget_s: float = 1.0) -> dict
     schedule = simulate(problem, assignment)
     ids = [str(n.get("id")) for n in _nodes(path)]
     return {
-        "assignment": {i: problem.devices[a].name for i, a in zip(ids, assignment)},
+        "assignment": {i: problem.devices[a].name for i, a in zip(ids, assignment, strict=True)},
         "makespan": schedule.makespan,
         "strategy": strategy,
         "seconds": seconds,
@@ -41,7 +42,12 @@ def _nodes(path: str) -> list[dict]:
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", help="a placement workload JSON file")
     parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
-    parser.add_argument("--budget", type=float, default=1.0, help="search seconds (default 1)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        help="search seconds (default %(default)s)",
+    )
     parser.add_argument("-o", "--output", help="result JSON file (default: stdout)")
     parser.set_defaults(func=run)
 

@@ -66,7 +66,8 @@ class CostModel:
     accelerators talk through `peer_link` if given, else through host memory (twice `link`);
     CPU devices talk through `cpu_link`. `cpu_threads` makes all CPU devices share one pool of
     that many threads (TF's logical CPU devices); `cpu_slots` lets each CPU device run that many
-    ops at once.
+    ops at once. `op_overhead_us` is added to every op's time: the executor's dispatch cost,
+    which a profile's per-op durations leave out.
     """
 
     link: Link = PCIE
@@ -76,6 +77,7 @@ class CostModel:
     cpu_threads: int | None = None
     cpu_slots: int = 1
     serial_links: bool = True
+    op_overhead_us: float = 0.0
 
     @classmethod
     def pcie(cls, **kw: object) -> CostModel:
@@ -120,4 +122,5 @@ class CostModel:
     def compute(self, times_us: np.ndarray, devices: Sequence[str]) -> np.ndarray:
         """Per-op, per-device compute times from measured times (n,) and speed factors."""
         factors = np.array([self.speed(x) for x in devices])
-        return np.asarray(times_us, dtype=float)[:, None] / factors[None, :]
+        times = np.asarray(times_us, dtype=float)[:, None] / factors[None, :]
+        return times + self.op_overhead_us

@@ -128,9 +128,7 @@ class Problem:
         for key in ("xfer", "link_alpha", "link_beta", "memory", "out_bytes"):
             arr = getattr(self, key)
             if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-                raise PlacementError(
-                    f"{key} of problem {self.name!r} must be finite and >= 0"
-                )
+                raise PlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
 
     def _topological_order(self) -> list[int]:
         """Kahn's algorithm taking the smallest op index first; raises on a cycle."""

@@ -1,6 +1,6 @@
 """The one event-driven simulator that scores every placement.
 
-Rules (the same for every placer, and those of ../shared/placement-workloads/README.md):
+Rules (the same for every placer, and those of benchmarks/placement/workloads/README.md):
 - a device runs at most `slots` ops at once (1 by default), non-preemptively; devices that
   share a `pool` also share its capacity (TF's logical CPU devices share one thread pool);
 - when a device is free it starts, among its ops whose inputs have all arrived, the one that
@@ -69,16 +69,19 @@ class _Machine:
         self.queues: list[list[tuple[float, int, int]]] = [[] for _ in devs]
 
     def can_start(self, dv: int) -> bool:
+        """True when device dv has a ready op, a free slot and pool capacity."""
         p = self.pool[dv]
         return bool(self.queues[dv]) and self.free[dv] > 0 and (p < 0 or self.pool_free[p] > 0)
 
     def take(self, dv: int) -> int:
+        """Occupy a slot of dv and return its earliest-ready op."""
         self.free[dv] -= 1
         if self.pool[dv] >= 0:
             self.pool_free[self.pool[dv]] -= 1
         return heapq.heappop(self.queues[dv])[2]
 
     def release(self, dv: int) -> None:
+        """Free a slot of dv (and of its pool)."""
         self.free[dv] += 1
         if self.pool[dv] >= 0:
             self.pool_free[self.pool[dv]] += 1
@@ -101,6 +104,7 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     sends: list[tuple[int, int, float, float]] = []  # (op, dest, send end, arrival)
 
     def arrive(t: float, u: int, b: int) -> None:
+        """u's output reached device b at t: its consumers there may become ready."""
         for v in by_dev[u][b]:
             remaining[v] -= 1
             if remaining[v] == 0:

@@ -11,7 +11,7 @@ from devplace.autoplace.placers import BASELINES
 from devplace.autoplace.placers.contiguous import contiguous
 from devplace.autoplace.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
 from devplace.autoplace.placers.milp import milp_placement
-from devplace.autoplace.placers.search import search
+from devplace.autoplace.placers.search import DEFAULT_BUDGET_S, search
 
 __all__ = ["STRATEGIES", "place"]
 
@@ -22,7 +22,9 @@ def _groups(problem: Problem) -> int:
     return len(np.unique(problem.groups))
 
 
-def place(problem: Problem, strategy: str = "auto", budget_s: float = 1.0) -> np.ndarray:
+def place(
+    problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S
+) -> np.ndarray:
     """An assignment (device index per op) of `problem` by the named strategy.
 
     "auto": `search` within `budget_s`, then, for at most 14 colocation groups, the exhaustive

@@ -9,7 +9,7 @@ kernel for the op type excluded; a user's explicit device pin kept (`respect_pin
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -82,15 +82,19 @@ def estimate_us(op: Any) -> float:
     return 1.0 + max(flops / 1e4, _static_bytes(op) / 1e4)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernel_types(op_type: str) -> frozenset[str]:
     return frozenset(k.device_type for k in kernels.get_registered_kernels_for_op(op_type).kernel)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _known_types() -> frozenset[str]:
-    """Device types this TF build registers kernels for (others are unknown: allowed)."""
-    return frozenset().union(*(_kernel_types(t) for t in ("MatMul", "Identity", "Add")))
+    """Device types this TF build really supports (a MatMul kernel); others count as unknown.
+
+    A CPU-only build still registers a few GPU kernels (e.g. for Identity), so one op type
+    having none says nothing there; then every op is assumed to have a kernel.
+    """
+    return _kernel_types("MatMul") | {"CPU"}
 
 
 def _groups(ops: Sequence[Any]) -> np.ndarray:
@@ -99,6 +103,7 @@ def _groups(ops: Sequence[Any]) -> np.ndarray:
     parent = list(range(len(ops)))
 
     def find(i: int) -> int:
+        """Root of i in the union-find forest."""
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
@@ -176,11 +181,15 @@ def problem_from_graph(
     edges = {(index[t.op.name], i) for i, op in enumerate(ops) for t in op.inputs}
     edges |= {(index[c.name], i) for i, op in enumerate(ops) for c in op.control_inputs}
     is_param = np.array([op.type in PS_OPS for op in ops])
-    held = np.array([float(variable_bytes(op)) if p else 0.0 for op, p in zip(ops, is_param)])
+    held = np.array(
+        [float(variable_bytes(op)) if p else 0.0 for op, p in zip(ops, is_param, strict=True)]
+    )
     caps = dict(memory or {})
     unknown = set(caps) - set(names) - set(devices)
     if unknown:
-        raise PlacementError(f"memory caps name unknown devices {sorted(unknown)}; devices: {names}")
+        raise PlacementError(
+            f"memory caps name unknown devices {sorted(unknown)}; devices: {names}"
+        )
     caps = {canonical_device(k): float(v) for k, v in caps.items()}
     pooled = cost.cpu_threads is not None
     devs = [

@@ -1,6 +1,6 @@
 """Placement workloads: the shared JSON files and small synthetic graphs.
 
-`load_workload` reads the format of ../shared/placement-workloads/README.md (Tarnawski et al.,
+`load_workload` reads the format of benchmarks/placement/workloads/README.md (Tarnawski et al.,
 msr-fiddle/dnn-partitioning) and scores it as that README says: devices acc:0.. (memory cap)
 then cpu:0.. (no cap); transfers cost the edge cost between a cpu and an acc, twice that
 between two accs, nothing between two cpus, and do not contend.
@@ -31,13 +31,15 @@ __all__ = [
     "small_graphs",
 ]
 
-WORKLOAD_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "placement-workloads"
+# The three public workloads (copied unchanged, MIT licence, README beside them).
+WORKLOAD_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "placement" / "workloads"
 
 
 def _need(obj: dict, key: str, where: str) -> object:
     if key not in obj:
         raise PlacementError(
-            f"{where} has no {key!r}; hint: see the format in placement-workloads/README.md"
+            f"{where} has no {key!r}; "
+            "hint: see the format in benchmarks/placement/workloads/README.md"
         )
     return obj[key]
 
@@ -109,12 +111,12 @@ def load_workload(path: str | os.PathLike[str]) -> Problem:
 
 
 def shared_workloads(folder: str | os.PathLike[str] | None = None) -> list[Problem]:
-    """Every *.json workload in `folder` (default: the shared placement-workloads folder)."""
+    """Every *.json workload in `folder` (default: `WORKLOAD_DIR`, the three public ones)."""
     folder = Path(folder) if folder is not None else WORKLOAD_DIR
     files = sorted(folder.glob("*.json"))
     if not files:
         raise PlacementError(
-            f"no *.json workloads in {str(folder)!r}; hint: pass the placement-workloads folder"
+            f"no *.json workloads in {str(folder)!r}; hint: pass a folder of workload files"
         )
     return [load_workload(f) for f in files]
 

@@ -12,7 +12,14 @@ import sys
 
 __all__ = ["main"]
 
-SUBCOMMANDS = ("demo", "profile", "devices", "cluster")
+# Subcommand name -> the module that registers it.
+SUBCOMMANDS = {
+    "demo": "devplace.cli.demo",
+    "profile": "devplace.cli.profile",
+    "devices": "devplace.cli.devices",
+    "cluster": "devplace.cli.cluster",
+    "place": "devplace.autoplace.command",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,8 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="See and control where every TensorFlow op runs.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        importlib.import_module(f"devplace.cli.{name}").register(subparsers)
+    for module in SUBCOMMANDS.values():
+        importlib.import_module(module).register(subparsers)
     return parser
 
 

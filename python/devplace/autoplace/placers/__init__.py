@@ -19,8 +19,18 @@ from devplace.autoplace.placers.round_robin import round_robin
 from devplace.autoplace.placers.single import single_device
 from devplace.autoplace.placers.tf_default import tf_default
 
-__all__ = ["BASELINES", "Placer", "heft", "human", "m_etf", "m_sct", "m_topo", "round_robin",
-           "single_device", "tf_default"]
+__all__ = [
+    "BASELINES",
+    "Placer",
+    "heft",
+    "human",
+    "m_etf",
+    "m_sct",
+    "m_topo",
+    "round_robin",
+    "single_device",
+    "tf_default",
+]
 
 Placer = Callable[[Problem], np.ndarray]
 

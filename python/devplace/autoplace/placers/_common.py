@@ -42,10 +42,11 @@ class Assigner:
         m = self.mask(op)
         if not m.any():
             need = self.group_mem[self.label[op]]
+            names = [x.name for x in self.p.devices]
             raise InfeasibleError(
                 f"op {self.p.names[op]!r} (with its colocation group, {need:.4g} bytes) fits on "
                 f"no device it may use; free memory: "
-                f"{dict(zip([x.name for x in self.p.devices], (self.caps - self.used).tolist()))}"
+                f"{dict(zip(names, (self.caps - self.used).tolist(), strict=True))}"
                 "; hint: add devices or memory, or relax pins"
             )
         return m

@@ -1,11 +1,12 @@
-"""Contiguous split: the model cut into consecutive pieces, one accelerator each.
+"""Contiguous split: the model cut into consecutive pieces on accelerators and the CPU.
 
-The order is a depth-first topological order (each op right after the inputs it needs, so a
-weight sits next to its user). A piece must fit its accelerator's memory; the cost of cutting
-before position j is the transfer time of every tensor made before j and used at or after j,
-between two accelerators. A sliding-window dynamic programme (as Tarnawski et al.'s for
-pipelines) picks at most one cut fewer than there are accelerators, minimising total cut cost.
-Without accelerators, or when one holds everything, it is one piece on the fastest device.
+The order is a topological order (depth-first ones put each op right after the inputs it
+needs, so a weight sits next to its user). An accelerator piece must fit its memory; a CPU
+piece has no cap and all CPU pieces share CPU 0. Cutting before position j costs the transfer
+time of every tensor made before j and used at or after j (between two accelerators, or an
+accelerator and the CPU). A sliding-window dynamic programme (as Tarnawski et al.'s for
+pipelines) picks the pieces minimising compute plus cut cost, at most one accelerator piece
+per accelerator. Without accelerators the pieces go to the CPU devices instead.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ from devplace.autoplace.placers._common import Assigner
 __all__ = ["contiguous", "depth_first_order"]
 
 
-def depth_first_order(problem: Problem) -> list[int]:
-    """Topological order emitting each op right after its not-yet-emitted inputs."""
+def depth_first_order(problem: Problem, latest_first: bool = True) -> list[int]:
+    """Topological order emitting each op right after its not-yet-emitted inputs.
+
+    With `latest_first` the latest-made input is visited first, so side inputs (weights) land
+    right before their user; otherwise the earliest-made one.
+    """
+    sign = -1 if latest_first else 1
     done = np.zeros(problem.n, dtype=bool)
     order: list[int] = []
     for root in problem.topo:
@@ -32,8 +38,7 @@ def depth_first_order(problem: Problem) -> list[int]:
             v, k = stack.pop()
             if done[v]:
                 continue
-            # Latest-made input first, so side inputs (weights) land right before their user.
-            preds = sorted(problem.preds[v], key=lambda u: -problem.topo_index[u])
+            preds = sorted(problem.preds[v], key=lambda u: sign * problem.topo_index[u])
             if k < len(preds):
                 stack.append((v, k + 1))
                 if not done[preds[k]]:
@@ -75,20 +80,13 @@ def _window_min(values: np.ndarray, lo_of: np.ndarray) -> tuple[np.ndarray, np.n
     return best, arg
 
 
-def contiguous(problem: Problem) -> np.ndarray:
-    """Least-cost split of the depth-first order into accelerator and CPU pieces."""
-    accs = [i for i, dev in enumerate(problem.devices) if dev.kind != "cpu"]
-    cpus = [i for i, dev in enumerate(problem.devices) if dev.kind == "cpu"]
-    order = depth_first_order(problem)
-    pos = np.empty(problem.n, dtype=np.int64)
-    pos[order] = np.arange(problem.n)
+def _split(
+    problem: Problem, order: list[int], devs: list[int], cpus: list[int]
+) -> tuple[float, np.ndarray | None]:
+    """The DP over one order: least estimated time and the device of each position."""
     n = problem.n
-    state = Assigner(problem)
-    if not accs or not cpus:
-        devs = accs or cpus
-        cpus = []
-    else:
-        devs = accs
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
     a0, a1 = devs[0], devs[1] if len(devs) > 1 else devs[0]
     base = _cut_costs(problem, pos, 1.0, 0.0)
     aa = problem.link_beta[a0, a1] * base + problem.link_alpha[a0, a1] * (base > 0)
@@ -96,7 +94,9 @@ def contiguous(problem: Problem) -> np.ndarray:
     if cpus:
         c0 = cpus[0]
         ac = problem.link_beta[a0, c0] * base + problem.link_alpha[a0, c0] * (base > 0)
-    fast = np.where(problem.allowed[order, a0], problem.compute[order, a0], 1e3 * problem.min_compute()[order])
+    fast = np.where(
+        problem.allowed[order, a0], problem.compute[order, a0], 1e3 * problem.min_compute()[order]
+    )
     w_acc = np.concatenate([[0.0], np.cumsum(fast)])
     w_cpu = np.zeros(n + 1)
     if cpus:
@@ -105,12 +105,12 @@ def contiguous(problem: Problem) -> np.ndarray:
     cap = float(problem.devices[a0].memory) * (1 + 1e-9)
     lo_of = np.searchsorted(mem, mem - cap, side="left")
     k_max = len(devs)
-    # acc[k][j] / cpu[k][j]: least time covering positions [0, j) with k accelerator pieces,
-    # the last piece on an accelerator / on the CPU.
+    # f_acc[k][j] / f_cpu[k][j]: least time covering positions [0, j) with k accelerator
+    # pieces, the last piece on an accelerator / on the CPU.
     f_acc = np.full((k_max + 1, n + 1), np.inf)
     f_cpu = np.full((k_max + 1, n + 1), np.inf)
     b_acc = np.zeros((k_max + 1, n + 1, 2), dtype=np.int64)
-    b_cpu = np.zeros((k_max + 1, n + 1, 2), dtype=np.int64)
+    b_cpu = np.zeros((k_max + 1, n + 1), dtype=np.int64)
     start_cost = np.full(n + 1, np.inf)
     start_cost[0] = 0.0
     cut_aa = np.concatenate([aa, [0.0]])
@@ -132,17 +132,17 @@ def contiguous(problem: Problem) -> np.ndarray:
                 prev = np.minimum(prev, start_cost)
             best, arg = _window_min(prev - w_cpu, np.zeros(n + 1, dtype=np.int64))
             f_cpu[k] = best + w_cpu
-            b_cpu[k, :, 0] = arg
+            b_cpu[k] = arg
     total = np.minimum(f_acc[:, n], f_cpu[:, n])
     if not np.isfinite(total).any():
-        return _fill(problem, state, order, devs)
+        return np.inf, None
     k = int(np.argmin(total))
     on_cpu = bool(f_cpu[k, n] < f_acc[k, n])
     piece = np.empty(n, dtype=np.int64)
     j = n
     while j > 0:
         if on_cpu:
-            i = int(b_cpu[k, j, 0])
+            i = int(b_cpu[k, j])
             piece[i:j] = cpus[0]
             on_cpu = False
         else:
@@ -151,12 +151,33 @@ def contiguous(problem: Problem) -> np.ndarray:
             k -= 1
             on_cpu = was_cpu and i > 0
         j = i
-    for p_ in range(n):
-        op = order[p_]
+    return float(total.min()), piece
+
+
+def contiguous(problem: Problem) -> np.ndarray:
+    """Least-cost split of a topological order into accelerator and CPU pieces.
+
+    Three orders are tried (depth-first latest input first, depth-first earliest input first,
+    Kahn's); the one whose split the DP estimates fastest is used.
+    """
+    accs = [i for i, dev in enumerate(problem.devices) if dev.kind != "cpu"]
+    cpus = [i for i, dev in enumerate(problem.devices) if dev.kind == "cpu"]
+    devs = accs or cpus
+    if not accs:
+        cpus = []
+    state = Assigner(problem)
+    orders = [depth_first_order(problem), depth_first_order(problem, False), list(problem.topo)]
+    splits = [(*_split(problem, order, devs, cpus), order) for order in orders]
+    cost, piece, order = min(splits, key=lambda item: item[0])
+    if piece is None:
+        return _fill(problem, state, orders[0], devs)
+    for p_, op in enumerate(order):
         mask = state.feasible_mask(op)
         want = int(piece[p_])
         state.put(op, want if mask[want] else int(np.argmax(mask)))
     return state.result()
+
+
 def _fill(problem: Problem, state: Assigner, order: list[int], accs: list[int]) -> np.ndarray:
     """No memory-feasible split: fill accelerators in order, overflow to other devices."""
     current = 0

@@ -60,6 +60,7 @@ def exhaustive(
     deadline = time.perf_counter() + time_limit
 
     def visit(k: int) -> None:
+        """Try every device for group k, recursing while the bound beats the best."""
         nonlocal best_a, best_t
         if time.perf_counter() > deadline:
             raise TimeoutError
@@ -85,9 +86,8 @@ def exhaustive(
             a[ops] = dv
             load[dv] += work
             used[dv] += mem
-            if (
-                load[dv] / slots[dv] < best_t
-                and _path_bound(problem, a, fastest) < best_t * (1 - 1e-12)
+            if load[dv] / slots[dv] < best_t and _path_bound(problem, a, fastest) < best_t * (
+                1 - 1e-12
             ):
                 visit(k + 1)
             a[ops] = -1

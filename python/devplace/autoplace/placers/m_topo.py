@@ -32,8 +32,10 @@ def m_topo(problem: Problem) -> np.ndarray:
         if k < len(devs) - 1 and (load >= work_share or 0 < mem_share <= mem or not mask[devs[k]]):
             k += 1
             load, mem = 0.0, 0.0
-        dv = devs[k] if mask[devs[k]] else next(
-            (x for x in devs[k:] if mask[x]), int(np.argmax(mask))
+        dv = (
+            devs[k]
+            if mask[devs[k]]
+            else next((x for x in devs[k:] if mask[x]), int(np.argmax(mask)))
         )
         if dv in devs and devs.index(dv) > k:
             k, load, mem = devs.index(dv), 0.0, 0.0

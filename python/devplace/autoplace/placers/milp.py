@@ -60,7 +60,13 @@ def milp_placement(
     ng = len(groups)
     label = state.label
     pmax = np.where(problem.allowed, problem.compute, 0).max(axis=1)
-    big = upper if upper is not None else float(pmax.sum() + (problem.link_alpha.max() + problem.link_beta.max() * problem.xfer).sum())
+    big = (
+        upper
+        if upper is not None
+        else float(
+            pmax.sum() + (problem.link_alpha.max() + problem.link_beta.max() * problem.xfer).sum()
+        )
+    )
     anc = _ancestors(problem)
     single = [dv for dv in range(d) if problem.devices[dv].slots == 1]
     pairs = [
@@ -80,6 +86,7 @@ def milp_placement(
     rows: list[tuple[dict[int, float], float, float]] = []
 
     def add(coef: dict[int, float], lo: float, hi: float) -> None:
+        """Append a row lo <= coef . z <= hi."""
         rows.append((coef, lo, hi))
 
     for g in range(ng):
@@ -95,10 +102,13 @@ def milp_placement(
         coef = {i_s + i: sign}
         for dv in range(d):
             if problem.allowed[i, dv]:
-                coef[ix(label[i], dv)] = coef.get(ix(label[i], dv), 0.0) + sign * problem.compute[i, dv]
+                coef[ix(label[i], dv)] = (
+                    coef.get(ix(label[i], dv), 0.0) + sign * problem.compute[i, dv]
+                )
         return coef
 
     def plus(x: dict[int, float], y: dict[int, float]) -> dict[int, float]:
+        """Sum of two sparse coefficient maps."""
         out = dict(x)
         for k, v in y.items():
             out[k] = out.get(k, 0.0) + v

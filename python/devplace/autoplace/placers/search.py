@@ -18,7 +18,13 @@ from devplace.autoplace.graph import InfeasibleError, Problem
 from devplace.autoplace.placers._common import Assigner, device_classes
 from devplace.autoplace.simulator import Schedule, simulate
 
-__all__ = ["improve", "search"]
+__all__ = ["DEFAULT_BUDGET_S", "improve", "search"]
+
+#: Seconds `search` (and `autoplace`) may spend by default: 1,000 ops placed in under 1 s.
+DEFAULT_BUDGET_S = 0.8
+
+#: How much worse than the best a local optimum may be for the search to continue from it.
+WALK = 0.03
 
 
 def _score(problem: Problem, s: Schedule) -> tuple[float, float]:
@@ -26,7 +32,9 @@ def _score(problem: Problem, s: Schedule) -> tuple[float, float]:
     return (excess, s.makespan)
 
 
-def _region(problem: Problem, a: np.ndarray, state: Assigner, ops: np.ndarray, down: bool) -> np.ndarray:
+def _region(
+    problem: Problem, a: np.ndarray, state: Assigner, ops: np.ndarray, down: bool
+) -> np.ndarray:
     """ops plus everything reachable from them (down or up) without leaving their device."""
     cur = a[ops[0]]
     seen = set(ops.tolist())
@@ -43,7 +51,7 @@ def _region(problem: Problem, a: np.ndarray, state: Assigner, ops: np.ndarray, d
 
 
 def improve(
-    problem: Problem, assignment: np.ndarray, budget_s: float = 1.0
+    problem: Problem, assignment: np.ndarray, budget_s: float = DEFAULT_BUDGET_S
 ) -> tuple[np.ndarray, Schedule]:
     """First-improvement local search over single-group moves, within `budget_s` seconds."""
     deadline = time.perf_counter() + budget_s
@@ -52,7 +60,7 @@ def improve(
     best = simulate(problem, a)
     best_key = _score(problem, best)
     classes = device_classes(problem)
-    label, members, gmem, ok = state.label, state.members, state.group_mem, state.ok
+    label, members, ok = state.label, state.members, state.ok
     caps = problem.caps * (1 + 1e-9)
     improved = True
     while improved and time.perf_counter() < deadline:
@@ -75,9 +83,14 @@ def improve(
                     seen_class.add(key)
                     near.add(dv)
             moves = [(dv, ops) for dv in sorted(near - {cur})]
-            moves += [(dv, _region(problem, a, state, ops, down)) for down in (True, False)
-                      for dv, _ in moves[:]]
+            moves += [
+                (dv, _region(problem, a, state, ops, down))
+                for down in (True, False)
+                for dv, _ in moves[:]
+            ]
             for dv, region in moves:
+                if time.perf_counter() >= deadline:
+                    break
                 need = float(problem.memory[region].sum())
                 if not ok[region, dv].all() or used[dv] + need > caps[dv] and best_key[0] == 0:
                     continue
@@ -93,7 +106,7 @@ def improve(
     return a, best
 
 
-def search(problem: Problem, budget_s: float = 1.0, seed: int = 0) -> np.ndarray:
+def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
     """Best portfolio member, improved by local search (see the module docstring)."""
     from devplace.autoplace.placers import BASELINES
     from devplace.autoplace.placers.contiguous import contiguous
@@ -123,15 +136,22 @@ def search(problem: Problem, budget_s: float = 1.0, seed: int = 0) -> np.ndarray
     rng = np.random.default_rng(seed)
     state = Assigner(problem)
     n_groups = len(state.members)
-    while time.perf_counter() < deadline:  # iterated local search: kick, then improve
-        trial = best_a.copy()
+    # Iterated local search: kick the current solution, improve it, and move on if the new
+    # local optimum is feasible and within WALK of the best (a random walk over near-optimal
+    # plateaus); the best is kept.
+    current_a, current_key = best_a, best_key
+    while time.perf_counter() < deadline:
+        trial = current_a.copy()
         size = int(rng.integers(1, max(3, n_groups // 8) + 1))
         for g in rng.choice(n_groups, size=min(n_groups, size), replace=False):
             ops = state.members[g]
             trial[ops] = rng.choice(np.flatnonzero(state.ok[ops[0]]))
         a, s = improve(problem, trial, deadline - time.perf_counter())
-        if _score(problem, s) < best_key:
-            best_key, best_a = _score(problem, s), a
+        key = _score(problem, s)
+        if key < best_key:
+            best_key, best_a = key, a
+        if key[0] <= current_key[0] and key[1] <= best_key[1] * (1 + WALK):
+            current_a, current_key = a, key
     if best_key[0] > 0:
         if errors:
             raise errors[0]
