@@ -37,10 +37,8 @@ _MAX_TYPES = 9  # op types with their own colour; the rest are "other"
 _MAX_ARROWS = 400  # beyond this, transfers are plain lines (arrows get slow and cluttered)
 _LANE = 0.8  # lane height; lanes are 1 apart
 _RUNTIME_NAME = re.compile(r"/_\d+$")
-_MAX_LABELS = 300
-_MAX_EDGED = (
-    400  # ops drawn with an outline; denser charts get none  # op labels tried, widest bars first
-)
+_MAX_LABELS = 300  # op labels tried, widest bars first
+_MAX_EDGED = 400  # ops drawn with an outline; denser charts get none
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
 
 
