@@ -10,7 +10,7 @@
 #     julia --project=julia/DevPlace examples/julia/cluster_ps_workers.jl --spec c.json
 using DevPlace
 
-dpc = pyimport("devplace.cluster")
+const dpc = DevPlace.cluster  # Python's devplace.cluster: devices, Checkpointer, read_spec, ...
 spec_file = length(ARGS) >= 2 && ARGS[1] == "--spec" ? ARGS[2] : nothing
 
 function build(spec)
@@ -49,7 +49,7 @@ function main(spec, cluster)
     println("cluster spec: ", spec)
     loss, train = build(spec)
     checkpoints = dpc.Checkpointer(mktempdir(), every=3)
-    session() = dpc.ClusterSession(spec, "worker", 0, timeout=10)
+    session() = ClusterSession(spec, "worker", 0; timeout=10)
     sess = session()
     state = Training(sess, checkpoints.restore_or_init(sess), loss, train, checkpoints)
     println(placement(sess, loss).table())
@@ -73,7 +73,7 @@ function main(spec, cluster)
 end
 
 if spec_file === nothing
-    @pywith dpc.LocalCluster(ps=2, workers=2) as cluster begin
+    @pywith LocalCluster(ps=2, workers=2) as cluster begin
         println("started ", cluster, " in ", round(cluster.start_seconds["total"], digits=1), " s")
         main(cluster.spec, cluster)
     end

@@ -10,7 +10,7 @@ module DevPlace
 export tf, pybuiltin, pyimport, PyObject, PyError, HostError, @pywith, @cpu, @gpu,
        Variable, constant, placeholder, gradients, Session, init, run_profile, save_profile,
        placement, placement_log, get_collection, UPDATE_OPS, bn, batch_norm,
-       control_dependencies, canonical_device, pycall
+       control_dependencies, canonical_device, pycall, autoplace, LocalCluster, ClusterSession
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -23,6 +23,7 @@ include("host.jl")
 include("operators.jl")
 include("macros.jl")
 include("api.jl")
+include("cluster.jl")
 
 function __init__()
     t = get(ENV, "DEVPLACE_TIMEOUT", "")

@@ -37,7 +37,21 @@ function dpfunction(name::String)
     get!(() -> attribute(DP_MODULE, name), DP_FUNCTIONS, name)
 end
 
-dpcall(name::String, args...; kwargs...) = dpfunction(name)(args...; kwargs...)
+dpcall(name::String, args...; kwargs...) = call_python(dpfunction(name), name, args, kwargs)
+
+"""
+    wrong_argument(fname, argname, value, expected, hint)
+
+Throw an `ArgumentError` saying that argument `argname` of `fname` must be `expected`, showing
+the `value` given and its type, with a `hint` (how to call it right).
+"""
+function wrong_argument(fname, argname, value, expected, hint)
+    throw(ArgumentError(string(fname, ": ", argname, " must be ", expected, ", got ",
+                               summary_of(value), " (", typeof(value), "). Hint: ", hint)))
+end
+
+const SESSION_HINT = "make one with `sess = Session()` (or `Session(cpus=2, ...)`), then `init(sess)`"
+not_a_session(fname, sess) = wrong_argument(fname, "sess", sess, "a Session", SESSION_HINT)
 
 """
     Variable(initial_value; kwargs...) -> PyObject
@@ -60,6 +74,9 @@ constant(value; kwargs...) = dpcall("constant", value; kwargs...)
 A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype.
 """
 function placeholder(dtype; shape = nothing, kwargs...)
+    dtype isa Type && !(dtype <: WireNumber) && wrong_argument("placeholder", "dtype", dtype,
+        "a numeric Julia type, a TF dtype or a dtype name",
+        "placeholder(Float32; shape=[2, 3]), placeholder(tf.int64) or placeholder(\"float32\")")
     shape isa AbstractArray && (shape = Tuple(shape))
     dpcall("placeholder", dtype; shape = shape, kwargs...)
 end
@@ -70,8 +87,11 @@ end
 Gradients of `ys` with respect to `xs` (a tensor gives a tensor, a vector gives a vector).
 `colocate=true` puts each gradient op on the device of the forward op it differentiates.
 """
-gradients(ys, xs; colocate::Bool = false, kwargs...) =
+function gradients(ys, xs; colocate = false, kwargs...)
+    colocate isa Bool || wrong_argument("gradients", "colocate", colocate, "true or false",
+                                        "gradients(loss, w; colocate=true)")
     dpcall("gradients", ys, xs; colocate = colocate, kwargs...)
+end
 
 """
     Session(; cpus, gpus, soft, log_placement, inter, intra, ...) -> PyObject
@@ -79,6 +99,9 @@ gradients(ys, xs; colocate::Bool = false, kwargs...) =
 A TF1 session configured as `dp.Session` (see its docstring for every keyword).
 """
 Session(; kwargs...) = dpcall("Session"; kwargs...)
+Session(args...; kwargs...) = throw(ArgumentError(string(
+    "Session takes keyword arguments only, got ", length(args), " positional: ",
+    summary_of(args), ". Hint: Session(cpus=2, soft=true)")))
 
 """
     init(sess)
@@ -86,24 +109,44 @@ Session(; kwargs...) = dpcall("Session"; kwargs...)
 Initialize all global variables in `sess`.
 """
 init(sess::PyObject) = dpcall("init", sess)
+init(sess) = not_a_session("init", sess)
 
-feed_dict(feeds) = isempty(feeds) ? nothing : PyDict(Pair[feeds...])
+feed_dict(feeds::Tuple{Vararg{Pair}}) = isempty(feeds) ? nothing : PyDict(Pair[feeds...])
+feed_dict(feeds::AbstractDict) = PyDict(Pair[feeds...])
+
+"Throw a clear error for feeds that are neither `placeholder => value` pairs nor one Dict."
+function bad_feeds(fname, feeds)
+    bad = something(findfirst(f -> !(f isa Pair), feeds), 1)
+    wrong_argument(fname, "each feed", feeds[bad], "a `placeholder => value` pair (or one Dict of them)",
+                   string(fname, "(sess, y, x => [1.0, 2.0]) or ", fname,
+                          "(sess, y, Dict(x => [1.0, 2.0]))"))
+end
 
 """
     run(sess, fetches, feeds::Pair...)
+    run(sess, fetches, feeds::AbstractDict)
 
 Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placeholder => value`
-feeds; returns Julia values (numbers, arrays with the same shape as in Python).
+feeds (or one Dict of them); returns Julia values (numbers, arrays with the same shape as in
+Python).
 """
 Base.run(sess::PyObject, fetches, feeds::Pair...) = dpcall("run", sess, fetches, feed_dict(feeds))
+Base.run(sess::PyObject, fetches, feeds::AbstractDict) = dpcall("run", sess, fetches, feed_dict(feeds))
+Base.run(sess::PyObject, fetches, feeds...) = bad_feeds("run", feeds)
 
 """
-    run_profile(sess, fetches, feeds::Pair...; repeat=1)
+    run_profile(sess, fetches, feeds...; repeat=1) -> PyObject
 
-Run like `run`, tracing every op; the trace is kept for `save_profile`.
+Run like `run`, tracing every op; the trace is kept for `save_profile`. The result is the
+Python `Profile`: `.values` (what `run` returns), `.op_stats`, `.step_time_us`, ... (also what
+`autoplace(...; profile=...)` takes).
 """
 run_profile(sess::PyObject, fetches, feeds::Pair...; kwargs...) =
     dpcall("run_profile", sess, fetches, feed_dict(feeds); kwargs...)
+run_profile(sess::PyObject, fetches, feeds::AbstractDict; kwargs...) =
+    dpcall("run_profile", sess, fetches, feed_dict(feeds); kwargs...)
+run_profile(sess::PyObject, fetches, feeds...; kwargs...) = bad_feeds("run_profile", feeds)
+run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
 
 """
     save_profile(path)
@@ -112,14 +155,21 @@ Write the last `run_profile` trace as Chrome trace JSON (open in chrome://tracin
 `path` is relative to Julia's working directory (the host process has its own).
 """
 save_profile(path::AbstractString) = dpcall("save_profile", abspath(path))
+save_profile(path) = wrong_argument("save_profile", "path", path, "a file name (a string)",
+                                    "save_profile(\"profile.json\"), then open it in chrome://tracing")
 
 """
-    placement(sess, fetches, feeds::Pair...) -> PyObject
+    placement(sess, fetches, feeds...) -> PyObject
 
-Where each op ran: requested and actual device per op, and the cross-device transfers.
+Where each op ran: requested and actual device per op, and the cross-device transfers
+(`report.actual("op name")`, `report.table()`). Feeds as for `run`.
 """
 placement(sess::PyObject, fetches, feeds::Pair...) =
     dpcall("placement", sess, fetches, feed_dict(feeds))
+placement(sess::PyObject, fetches, feeds::AbstractDict) =
+    dpcall("placement", sess, fetches, feed_dict(feeds))
+placement(sess::PyObject, fetches, feeds...) = bad_feeds("placement", feeds)
+placement(sess, fetches, feeds...) = not_a_session("placement", sess)
 
 """
     placement_log(sess) -> Vector{String}
@@ -127,6 +177,7 @@ placement(sess::PyObject, fetches, feeds::Pair...) =
 TensorFlow's device placement log lines captured for `sess` (needs `log_placement=true`).
 """
 placement_log(sess::PyObject) = dpcall("placement_log", sess)
+placement_log(sess) = not_a_session("placement_log", sess)
 
 """
     get_collection(key)
@@ -241,3 +292,32 @@ round_robin(devices) = dpcall("round_robin", devices)
 A device function putting each variable on the device holding the fewest bytes so far.
 """
 greedy_by_bytes(devices) = dpcall("greedy_by_bytes", devices)
+
+"""
+    autoplace(fetches; devices, strategy="auto", cost, profile, memory, respect_pins=true,
+              budget) -> PyObject
+
+Place the ops that `fetches` need on `devices` (a vector of device strings), choosing the
+placement whose step time the cost model and simulator predict to be shortest; forwards to
+Python's `devplace.autoplace` (every keyword goes there). `profile` may be a
+`run_profile(...; repeat=N)` result (measured op times); `memory` a Dict of byte caps per device.
+
+The result is the Python `Placement`:
+- `p.predicted_step_time` (µs), `p.devices` (a Dict op name => device), `p["op name"]`,
+  `length(p)`;
+- `p.apply()`: set each placed op's device in the default graph (returns how many changed);
+- `p.device_function()`: a device function giving the same placement when the graph is
+  built again, for `DevPlace.device(...)` or `tf.device(...)`.
+
+```julia
+p = autoplace(loss; devices=["/cpu:0", "/cpu:1"])
+p.apply()
+sess = Session(cpus=2, optimize=false)
+```
+"""
+function autoplace(fetches; devices = nothing, kwargs...)
+    devices isa Union{AbstractVector,Tuple} || wrong_argument(
+        "autoplace", "devices", devices, "a vector of device strings",
+        "autoplace(loss; devices=[\"/cpu:0\", \"/cpu:1\"])")
+    dpcall("autoplace", fetches; devices = devices, kwargs...)
+end

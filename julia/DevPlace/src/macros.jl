@@ -10,14 +10,18 @@ Enter a Python context manager; returns what its `__enter__` returns.
 pyenter(manager) = request(OP_ENTER, (manager,))
 
 """
-    pyexit(manager, err) -> Bool
+    pyexit(manager, err, backtrace=nothing) -> Bool
 
 Leave a Python context manager. `err` is the Julia exception that ended the block (or
-`nothing`); it reaches `__exit__` as a `JuliaError`. Returns true if `__exit__` suppressed it.
+`nothing`); it reaches `__exit__` as a `JuliaError` (with `backtrace` as its traceback text).
+Returns true if `__exit__` suppressed it. A manager whose host died in the block (e.g. the
+block was interrupted, or it killed the host) is not left: that scope is gone with its host.
 """
-function pyexit(manager, err)
+function pyexit(manager, err, backtrace = nothing)
+    in_live_host(manager) || return false  # the host died in the block, the scope with it
     err === nothing && return request(OP_EXIT, (manager, nothing))::Bool
-    info = (string(typeof(err)), sprint(showerror, err), "")
+    bt = backtrace === nothing ? "" : sprint(Base.show_backtrace, backtrace)
+    info = (string(typeof(err)), sprint(showerror, err), bt)
     return request(OP_EXIT, (manager, info))::Bool
 end
 
@@ -27,9 +31,10 @@ end
 
 Run the block inside the Python context manager `manager` (e.g. `tf.device("/cpu:0")`), like
 Python's `with`; the value is the block's value. A Julia exception in the block reaches
-`__exit__` and is rethrown unless `__exit__` suppresses it. The block is a `try` block: at top
-level write `global a = ...` (as the seeds do); inside a function, names first assigned in the
-block are local to it, so declare them `local a` before it or use the block's value.
+`__exit__` and is rethrown unless `__exit__` suppresses it; `return`, `break` and `continue` in
+the block leave the manager as well. The block is a `try` block: at top level write
+`global a = ...` (as the seeds do); inside a function, names first assigned in the block are
+local to it, so declare them `local a` before it or use the block's value.
 """
 macro pywith(manager, args...)
     if length(args) == 1
@@ -40,23 +45,24 @@ macro pywith(manager, args...)
     throw(ArgumentError("usage: @pywith manager begin ... end, or @pywith manager as x begin ... end"))
 end
 
+# The body runs in a `try` whose `finally` leaves the manager, so `return`, `break` and
+# `continue` inside the block leave it too; an exception goes to `__exit__` instead (once).
 function pywith_block(manager, var, body)
     bind = var === nothing ? nothing : :($(esc(var)) = value)
     quote
         local manager = $manager
         local value = $pyenter(manager)
-        local ok = false
-        local result = try
+        local failed = false
+        try
             $bind
-            local r = $(esc(body))
-            ok = true
-            r
+            $(esc(body))
         catch err
-            $pyexit(manager, err) || rethrow()
+            failed = true
+            $pyexit(manager, err, catch_backtrace()) || rethrow()
             nothing
+        finally
+            failed || $pyexit(manager, nothing)
         end
-        ok && $pyexit(manager, nothing)
-        result
     end
 end
 

@@ -75,6 +75,14 @@ function pyid(o::PyObject, gen::Int)
     return getfield(c, :id)
 end
 
+"Does `o` live in the running host? (lazily resolved objects always do)"
+function in_live_host(o::PyObject)
+    getfield(o, :lazy) === nothing || return true
+    h = HOST[]
+    return h !== nothing && h.alive && h.gen == getfield(o, :gen)
+end
+in_live_host(x) = true
+
 encode!(enc::Encoder, h, o::PyObject) = write(enc.buf, TAG_HANDLE, htol(pyid(o, h.gen)))
 
 Base.getproperty(o::PyObject, s::Symbol) = request(OP_GETATTR, (o, String(s)))
@@ -88,9 +96,60 @@ end
 Base.propertynames(o::PyObject, private::Bool = false) =
     Symbol[Symbol(n) for n in request(OP_DIR, (o,)) if private || !startswith(n, "_")]
 
-function (o::PyObject)(args...; kwargs...)
-    isempty(kwargs) && return request(OP_CALL, (o, args))
-    return request(OP_CALL, (o, args, kwargs))
+(o::PyObject)(args...; kwargs...) = call_python(o, nothing, args, kwargs)
+
+"""
+    call_python(f, what, args::Tuple, kwargs)
+
+Call the Python callable `f`. A Julia argument that cannot travel to Python gives an
+`ArgumentError` naming `what` (the function, for messages; `nothing`: ask Python for its name),
+the argument's position or keyword, its value and type, and a hint.
+"""
+function call_python(f::PyObject, what, args::Tuple, kwargs)
+    try
+        isempty(kwargs) && return request(OP_CALL, (f, args))
+        return request(OP_CALL, (f, args, kwargs))
+    catch err
+        err isa ArgumentError || rethrow()  # only encoding throws these: nothing was sent
+        throw(argument_error(err, what === nothing ? callee_name(f) : what, args, kwargs))
+    end
+end
+
+"An encoding context without a host: only asks whether a value can travel."
+struct Probe end
+encode!(enc::Encoder, ::Probe, ::PyObject) = nothing
+encode!(enc::Encoder, ::Probe, ::Function) = nothing
+
+"Why `x` cannot travel to Python (an `ArgumentError`'s message), or `nothing` if it can."
+function unsendable(x)
+    try
+        encode!(Encoder(), Probe(), x)
+        return nothing
+    catch err
+        return err isa ArgumentError ? err.msg : nothing
+    end
+end
+
+function argument_error(err::ArgumentError, what, args::Tuple, kwargs)
+    for (i, a) in enumerate(args)
+        why = unsendable(a)
+        why === nothing || return ArgumentError(string(what, ": argument ", i, ": ", why))
+    end
+    for (k, v) in pairs(kwargs)
+        why = unsendable(v)
+        why === nothing || return ArgumentError(string(what, ": keyword argument `", k, "`: ", why))
+    end
+    return err
+end
+
+function callee_name(f::PyObject)
+    try
+        name = request(OP_GETATTR, (f, "__name__"))
+        return name isa String ? name : pyrepr(f)
+    catch err
+        err isa PyError || rethrow()
+        return pyrepr(f)
+    end
 end
 
 """

@@ -154,3 +154,95 @@ end
     @test canonical_device("/gpu:1") == "/device:GPU:1"
     @test_throws PyError canonical_device("/gpu:x")
 end
+
+"The message of the error `f()` throws (fails the test if it throws none)."
+function error_message(f, T = ArgumentError)
+    try
+        f()
+    catch e
+        e isa T && return sprint(showerror, e)
+        rethrow()
+    end
+    error("no error thrown")
+end
+
+@testset "wrong argument types: a clear error naming the input, with a hint" begin
+    tf.reset_default_graph()
+    x = placeholder(Float64; shape = [2])
+    y = 2 * x
+    sess = Session()
+    # feeds as pairs or as one Dict
+    @test run(sess, y, x => [1.0, 2.0]) == [2.0, 4.0]
+    @test run(sess, y, Dict(x => [1.0, 2.0])) == [2.0, 4.0]
+    @test placement(sess, y, Dict(x => [1.0, 2.0])) isa PyObject
+    msg = error_message(() -> run(sess, y, [1.0, 2.0]))
+    @test occursin("run: each feed must be a `placeholder => value` pair", msg)
+    @test occursin("[1.0, 2.0]", msg) && occursin("Hint", msg)
+    for (f, name) in ((() -> init(1), "init"), (() -> placement("sess", y), "placement"),
+                      (() -> run_profile(nothing, y), "run_profile"),
+                      (() -> placement_log(1.5), "placement_log"))
+        msg = error_message(f)
+        @test startswith(msg, "ArgumentError: $name: sess must be a Session")
+        @test occursin("Hint: make one with `sess = Session()`", msg)
+    end
+    msg = error_message(() -> Variable(Some(1.0)))
+    @test occursin("Variable: argument 1: DevPlace cannot pass a value of type Some{Float64}", msg)
+    @test occursin("Hint", msg)
+    msg = error_message(() -> constant(1.0; dtype = Some(Float32)))
+    @test occursin("constant: keyword argument `dtype`", msg)
+    msg = error_message(() -> tf.reduce_sum(x; axis = Some(0)))  # any Python callable
+    @test occursin("reduce_sum", msg) && occursin("keyword argument `axis`", msg)
+    msg = error_message(() -> placeholder(String))
+    @test occursin("placeholder: dtype must be a numeric Julia type", msg) && occursin("String", msg)
+    msg = error_message(() -> gradients(y, x; colocate = 1))
+    @test occursin("gradients: colocate must be true or false, got 1", msg)
+    @test occursin("save_profile: path must be a file name", error_message(() -> save_profile(3)))
+    @test occursin("keyword arguments only", error_message(() -> Session(2)))
+    @test occursin("autoplace: devices must be a vector", error_message(() -> autoplace(y)))
+    @test occursin("keyword arguments only", error_message(() -> LocalCluster(1, 2)))
+    @test occursin("ClusterSession: job must be", error_message(() -> ClusterSession(Dict(), 1)))
+    @test occursin("ClusterSession: task must be", error_message(() -> ClusterSession(Dict(), "worker", -1)))
+    # errors raised by Python name the input too
+    msg = error_message(() -> Session(cpus = "two"), PyError)
+    @test occursin("cpus must be a non-negative integer, got 'two'", msg)
+    @test echo("in sync") == "in sync"
+end
+
+@testset "autoplace from Julia: the Placement proxy" begin
+    tf.reset_default_graph()
+    x = placeholder(Float32; shape = [8, 16], name = "x")
+    w1 = Variable(ones(Float32, 16, 16); name = "w1")
+    w2 = Variable(ones(Float32, 16, 16); name = "w2")
+    a = tf.nn.relu(x * w1; name = "a")
+    b = tf.matmul(x, w2; name = "b")
+    y = tf.reduce_sum(a + b; name = "y")
+    p = autoplace(y; devices = ["/cpu:0", "/cpu:1"], strategy = "round_robin")
+    @test p isa PyObject
+    @test p.predicted_step_time isa Float64 && p.predicted_step_time > 0
+    devices = p.devices
+    @test devices isa Dict && haskey(devices, "w1") && haskey(devices, "y")
+    @test Set(values(devices)) == Set(["/device:CPU:0", "/device:CPU:1"])
+    @test p["w1"] == devices["w1"] && length(p) == length(devices)
+    @test p.apply() isa Int
+    @test all(op.device == devices[op.name] for op in tf.get_default_graph().get_operations()
+              if haskey(devices, op.name))
+    sess = Session(cpus = 2, optimize = false)
+    init(sess)
+    X = ones(Float32, 8, 16)
+    @test run(sess, y, x => X) ≈ sum(max.(X * ones(Float32, 16, 16), 0) + X * ones(Float32, 16, 16))
+    report = placement(sess, y, x => X)
+    @test all(report.actual(n) == devices[n] for n in ("w1", "a", "b", "y"))
+    # the device function rebuilds the same placement in a new graph
+    fn = p.device_function()
+    tf.reset_default_graph()
+    rebuilt = DevPlace.device(fn) do
+        constant(1.0; name = "w1")
+    end
+    @test rebuilt.device == devices["w1"]
+    err = try
+        autoplace(y; devices = String[])
+    catch e
+        e
+    end
+    @test err isa PyError && occursin("PlacementError", err.type)
+end

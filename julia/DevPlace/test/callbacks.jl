@@ -44,3 +44,35 @@ end
     @test length(h.functions) <= before
     @test D.host_stats()["julia_functions"] == 0
 end
+
+@testset "a device function calling back into Python, and one that throws" begin
+    tf.reset_default_graph()
+    seen = String[]
+    function by_name(op)
+        push!(seen, op.name)  # a request into Python while Python waits for this callback
+        return occursin("Sin", op.name) ? "/device:CPU:1" : "/device:CPU:0"
+    end
+    a, b = @pywith tf.device(by_name) begin
+        a = constant(1.0)
+        (a, sin(a))
+    end
+    @test a.device == "/device:CPU:0" && b.device == "/device:CPU:1"
+    @test length(seen) >= 2
+    function picky(op)
+        occursin("Sin", op.name) && throw(DomainError(op.name, "no sines here"))
+        return "/device:CPU:0"
+    end
+    err = try
+        @pywith tf.device(picky) begin
+            sin(constant(2.0))
+        end
+    catch e
+        e
+    end
+    @test err isa PyError && endswith(err.type, "JuliaError")
+    @test err.julia_exception isa DomainError
+    @test occursin("no sines here", err.message)
+    @test occursin("Traceback", err.traceback)  # the Python side of the way back
+    @test constant(3.0).device == ""  # the device function's scope was left
+    @test echo("in sync") == "in sync"
+end

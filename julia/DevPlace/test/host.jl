@@ -29,12 +29,14 @@ end
     killer = run(`sh -c "sleep 0.5; kill -9 $old"`; wait = false)
     t = time()
     err = try
-        pyimport("time").sleep(30)
+        pyimport("time").sleep(120)
     catch e
         e
     end
     @test err isa HostError
-    @test time() - t < 3  # the kill comes after 0.5 s; the error follows at once
+    # Not a benchmark: the host died 0.5 s in, and without noticing its pipe close Julia would
+    # wait for the 120 s sleep (or the 600 s timeout). Generous for a loaded machine.
+    @test time() - t < 20
     @test occursin("killed by signal 9", err.msg)
     @test occursin("next DevPlace call starts a fresh host", err.msg)
     wait(killer)

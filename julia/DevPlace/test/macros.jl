@@ -69,3 +69,95 @@ end
     end
     @test constant(1.0).device == ""
 end
+
+"A Python context manager that logs its enters and exits (with the exception it saw)."
+function recording_manager()
+    ns = pycall(pybuiltin("dict"), PyObject)
+    pybuiltin("exec")("""
+import contextlib
+log = []
+
+@contextlib.contextmanager
+def recording(name):
+    log.append(("enter", name))
+    try:
+        yield name
+    except BaseException as e:
+        log.append(("exit", name, type(e).__name__, getattr(e, "julia_type", ""),
+                    getattr(e, "message", ""), len(getattr(e, "julia_traceback", "")) > 0))
+        raise
+    else:
+        log.append(("exit", name))
+""", ns)
+    return ns["recording"], () -> ns["log"]
+end
+
+function leave_by_return(recording)
+    @pywith recording("r") as name begin
+        return name * "!"
+    end
+    return "not reached"
+end
+
+function cpu1_by_return()
+    @cpu 1 begin
+        return constant(1.0)
+    end
+end
+
+@testset "@pywith: __exit__ sees the Julia exception; return and break leave the manager" begin
+    recording, log = recording_manager()
+    @test_throws ErrorException @pywith recording("a") begin
+        error("boom")
+    end
+    @test log()[end] == ("exit", "a", "JuliaError", "ErrorException", "boom", true)
+    @test leave_by_return(recording) == "r!"
+    @test log()[end] == ("exit", "r")
+    for i in 1:3
+        @pywith recording("b$i") begin
+            i == 2 && break
+        end
+    end
+    @test log()[end-1:end] == [("enter", "b2"), ("exit", "b2")]
+    for i in 1:2
+        @pywith recording("c$i") begin
+            continue
+        end
+    end
+    @test log()[end] == ("exit", "c2")
+    tf.reset_default_graph()
+    @test cpu1_by_return().device == "/device:CPU:1"
+    @test constant(2.0).device == ""  # the device scope was left by `return`
+end
+
+@testset "@pywith whose host died in the block rethrows the block's error" begin
+    nullcontext = pyimport("contextlib").nullcontext
+    err = try
+        @pywith nullcontext() begin
+            D.stop_host()
+            error("after the host")
+        end
+    catch e
+        e
+    end
+    @test err isa ErrorException && err.msg == "after the host"
+    @test D.HOST[] === nothing  # leaving the dead scope did not start a new host
+    @test (@pywith pyimport("contextlib").nullcontext() begin
+        D.stop_host()
+        :value
+    end) === :value
+    @test echo(1) == 1
+end
+
+@testset "@pywith on something that is not a context manager" begin
+    err = try
+        @pywith 42 begin
+            error("not reached")
+        end
+    catch e
+        e
+    end
+    @test err isa PyError && err.type == "TypeError"
+    @test occursin("needs a Python context manager", err.message)
+    @test occursin("42 of type int", err.message) && occursin("Hint", err.message)
+end

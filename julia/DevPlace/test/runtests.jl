@@ -15,5 +15,6 @@ const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
     include("macros.jl")
     include("api.jl")
     include("seeds.jl")
+    include("cluster.jl")
     include("handles.jl")
 end

@@ -66,7 +66,16 @@ def _builtin(name: str) -> Any:
 
 
 def _enter(manager: Any) -> Any:
-    return type(manager).__enter__(manager)
+    cls = type(manager)
+    if not (hasattr(cls, "__enter__") and hasattr(cls, "__exit__")):
+        shown = repr(manager)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"@pywith needs a Python context manager (with __enter__ and __exit__), got "
+            f'{shown} of type {cls.__name__}. Hint: e.g. tf.device("/cpu:0"), '
+            "DevPlace.cpu(1), tf.control_dependencies(ops) or a LocalCluster"
+        )
+    return cls.__enter__(manager)
 
 
 def _exit(manager: Any, error: tuple[str, str, str] | None) -> bool:
