@@ -74,3 +74,12 @@ def test_unknown_channel_count_is_an_error():
     x = dp.placeholder(tf.float32, [None, None])
     with pytest.raises(ValueError, match="needs a known size along axis -1"):
         dp.bn(x)
+
+
+@pytest.mark.parametrize(
+    "x, axis, fragment",
+    [(1.0, -1, "rank >= 2"), ([1.0, 2.0], -1, "rank >= 2"), ([[1.0, 2.0]], 2, "axis 2 is out")],
+)
+def test_inputs_without_batch_and_channel_axes_are_named(x, axis, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        dp.bn(x, axis=axis)

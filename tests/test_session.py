@@ -1,5 +1,6 @@
 """Sessions: every option reaches the ConfigProto and does what it says."""
 
+import gc
 import logging
 import time
 
@@ -64,11 +65,14 @@ def test_logical_cpu_devices():
         ({"timeout": 0}, ValueError, "timeout must be a positive number"),
         ({"config": {"a": 1}}, TypeError, "config must be a tf.ConfigProto"),
         ({"target": 5}, TypeError, "target must be a string"),
+        ({"cpu": 2}, TypeError, "unexpected keyword argument 'cpu'"),
     ],
 )
-def test_bad_options_are_named(kwargs, error, fragment):
+def test_bad_options_are_named(kwargs, error, fragment, capfd):
     with pytest.raises(error, match=fragment):
         dp.Session(**kwargs)
+    gc.collect()  # the half-made session's __del__ runs quietly
+    assert "Exception ignored" not in capfd.readouterr().err
 
 
 def test_placement_log_is_captured_returned_and_logged(caplog, capfd):

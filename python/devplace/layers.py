@@ -39,6 +39,13 @@ def batch_norm(
     rank = x.shape.rank
     if rank is None:
         raise ValueError(f"batch_norm: {x.name} needs a known rank")
+    if rank < 2:
+        raise ValueError(
+            f"batch_norm: {x.name} has shape {x.shape}; it needs a batch axis and a channel "
+            "axis (rank >= 2). Hint: reshape a vector of samples to [batch, 1]"
+        )
+    if not -rank <= axis < rank:
+        raise ValueError(f"batch_norm: axis {axis} is out of range for {x.name} of rank {rank}")
     channel_axis = axis % rank
     channels = x.shape.as_list()[channel_axis]
     if channels is None:

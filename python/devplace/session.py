@@ -193,6 +193,9 @@ class Session(tf.Session):
     config: a `tf.ConfigProto` the other options are applied on top of.
     """
 
+    # tf.Session.__del__ reads it, also when __init__ never ran (a bad keyword argument).
+    _session = None
+
     def __init__(
         self,
         cpus: int | None = None,
@@ -210,7 +213,6 @@ class Session(tf.Session):
         config: Any = None,
         graph: Any = None,
     ):
-        self._session = None  # so tf.Session.__del__ copes when an option is rejected below
         target = target or ""
         if not isinstance(target, str):
             raise TypeError(
