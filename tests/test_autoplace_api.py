@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import devplace as dp
-from devplace.autoplace import CostModel, Placement, PlacementError, autoplace
+from devplace.autoplace import CostModel, InfeasibleError, Placement, PlacementError, autoplace
 from devplace.autoplace.tf_graph import problem_from_graph
 
 tf = dp.tf
@@ -103,3 +103,15 @@ def test_bad_inputs_are_named():
         autoplace(y, devices=CPUS, memory={"/gpu:3": 1})
     p = autoplace(y, devices=["/cpu:0"], respect_pins=False)
     assert set(p.devices.values()) == {"/device:CPU:0"}
+
+
+def test_op_without_a_kernel_on_any_device_is_named():
+    # MakeUnique is registered with no kernel at all: no device may run it.
+    x = tf.placeholder(tf.float32, [4, 4], name="x")
+    graph = tf.get_default_graph()
+    unique = graph.create_op("MakeUnique", [x], [tf.float32], name="unique").outputs[0]
+    y = tf.reduce_sum(unique, name="y")
+    with pytest.raises(InfeasibleError, match="'unique'.*none of the devices.*hint"):
+        problem_from_graph(y, CPUS)
+    with pytest.raises(InfeasibleError, match="'unique'"):
+        autoplace(y, devices=CPUS)

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from devplace.autoplace import NVLINK, PCIE, CostModel, PlacementError, fit_link, simulate
+from devplace.autoplace import (
+    NVLINK,
+    PCIE,
+    CostModel,
+    PlacementError,
+    fit_link,
+    place,
+    simulate,
+)
 from devplace.autoplace.command import place_file
 from devplace.autoplace.cost import device_kind
 from devplace.autoplace.workloads import (
@@ -72,6 +83,141 @@ def test_tiny_workload_follows_the_readme_rules(tiny):
     assert not simulate(p, [0, 0, 3, 3, 2]).feasible  # 12 bytes on a 10-byte accelerator
 
 
+def readme_score(data: dict, device_of: dict) -> float:
+    """The README's scoring rules, written out directly (node ids -> "acc:i" / "cpu:j").
+
+    Each step schedules, on the device that can start something earliest, that device's
+    earliest-ready node (ties: topological index); at one instant, a node taking no time goes
+    before one that takes time, so what it makes ready at that instant competes too.
+    """
+    nodes = {x["id"]: x for x in data["nodes"]}
+    preds: dict = {i: [] for i in nodes}
+    succs: dict = {i: [] for i in nodes}
+    cost = {}
+    for e in data["edges"]:
+        preds[e["destId"]].append(e["sourceId"])
+        succs[e["sourceId"]].append(e["destId"])
+        cost[e["sourceId"]] = e["cost"]
+    indeg = {i: len(preds[i]) for i in nodes}
+    heap = sorted(i for i in nodes if indeg[i] == 0)
+    topo: dict = {}
+    while heap:
+        u = heapq.heappop(heap)
+        topo[u] = len(topo)
+        for v in succs[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, v)
+
+    def kind(dev: str) -> str:
+        return dev.split(":")[0]
+
+    def delay(u: int, a: str, b: str) -> float:
+        if a == b or kind(a) == kind(b) == "cpu":
+            return 0.0
+        return cost[u] if kind(a) != kind(b) else 2 * cost[u]
+
+    def time_on(v: int) -> float:
+        return nodes[v]["cpuLatency" if kind(device_of[v]) == "cpu" else "fpgaLatency"]
+
+    finish: dict = {}
+    free: dict = {}
+    while len(finish) < len(nodes):
+        ready_by_dev: dict = {}
+        for v in nodes.keys() - finish.keys():
+            if all(u in finish for u in preds[v]):
+                dev = device_of[v]
+                at = max((finish[u] + delay(u, device_of[u], dev) for u in preds[v]), default=0.0)
+                ready_by_dev.setdefault(dev, []).append((at, topo[v], v))
+        picks = []
+        for dev, items in ready_by_dev.items():
+            begin = max(free.get(dev, 0.0), min(items)[0])
+            at, rank, v = min(x for x in items if x[0] <= begin)
+            picks.append((begin, time_on(v) > 0, at, rank, v))
+        begin, _, _, _, v = min(picks)
+        finish[v] = free[device_of[v]] = begin + time_on(v)
+    return max(finish.values())
+
+
+def _readme_check(path, assignments) -> None:
+    data = json.loads(path.read_text())
+    p = load_workload(path)
+    ids = sorted(x["id"] for x in data["nodes"])
+    for a in assignments:
+        device_of = {i: p.devices[x].name for i, x in zip(ids, a, strict=True)}
+        assert simulate(p, a).makespan == pytest.approx(readme_score(data, device_of), abs=1e-9)
+
+
+def test_simulator_scores_shared_workloads_as_the_readme_says():
+    rng = np.random.default_rng(0)
+    for path in sorted(WORKLOAD_DIR.glob("*.json")):
+        p = load_workload(path)
+        _, label = np.unique(p.groups, return_inverse=True)
+        ok = p.group_allowed()
+        first = [int(np.flatnonzero(label == g)[0]) for g in range(label.max() + 1)]
+        randoms = [
+            np.array([rng.choice(np.flatnonzero(ok[i])) for i in first])[label] for _ in range(3)
+        ]
+        placed = [place(p, s) for s in ("human", "heft", "contiguous")]
+        _readme_check(path, placed + randoms)
+
+
+@st.composite
+def tiny_workloads(draw: st.DrawFn) -> tuple[dict, list[list[int]]]:
+    """Workload files with many zero latencies and costs (instants where order matters)."""
+    n = draw(st.integers(2, 9))
+    ids = sorted(draw(st.sets(st.integers(0, 50), min_size=n, max_size=n)))
+    lat = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0])
+    nodes = [
+        {"id": i, "supportedOnFpga": 1, "cpuLatency": draw(lat), "fpgaLatency": draw(lat)}
+        for i in ids
+    ]
+    cost = {i: draw(st.sampled_from([0.0, 0.0, 1.0, 2.5])) for i in ids}
+    edges = [
+        {"sourceId": ids[u], "destId": ids[v], "cost": cost[ids[u]]}
+        for v in range(n)
+        for u in range(v)
+        if draw(st.booleans())
+    ]
+    data = {"maxSizePerFPGA": 1, "maxFPGAs": 2, "maxCPUs": 2, "nodes": nodes, "edges": edges}
+    device = st.lists(st.integers(0, 3), min_size=n, max_size=n)
+    return data, draw(st.lists(device, min_size=1, max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tiny_workloads())
+def test_simulator_scores_tiny_workloads_as_the_readme_says(tmp_path_factory, case):
+    data, assignments = case
+    path = tmp_path_factory.mktemp("w") / "w.json"
+    path.write_text(json.dumps(data))
+    _readme_check(path, assignments)
+
+
+def test_a_node_taking_no_time_completes_before_others_start_at_that_instant(tmp_path):
+    # Node 1 (cpu:0) takes no time; node 4 (acc:1) needs it and so is ready at 0, as is node 10
+    # (acc:1): 4 goes first (smaller topological index), 10 after it; node 16 (cpu:0) at 0.
+    lat = {1: (0, 0), 4: (1, 2), 7: (1, 0), 10: (0, 2), 13: (2, 2), 16: (3, 0)}
+    data = {
+        "maxSizePerFPGA": 1,
+        "maxFPGAs": 2,
+        "maxCPUs": 2,
+        "nodes": [
+            {"id": i, "supportedOnFpga": 1, "cpuLatency": c, "fpgaLatency": f}
+            for i, (c, f) in lat.items()
+        ],
+        "edges": [
+            {"sourceId": u, "destId": v, "cost": 0}
+            for u, v in [(1, 4), (4, 7), (1, 13), (4, 13), (1, 16)]
+        ],
+    }
+    path = tmp_path / "zero.json"
+    path.write_text(json.dumps(data))
+    s = simulate(load_workload(path), [2, 1, 2, 1, 2, 2])  # acc:1 = 1, cpu:0 = 2
+    assert s.start.tolist() == [0, 0, 3, 2, 4, 0]
+    assert s.makespan == 6
+    _readme_check(path, [[2, 1, 2, 1, 2, 2]])
+
+
 def test_shared_workloads_load_with_their_sizes():
     by = {p.name: p for p in shared_workloads()}
     assert (by["bert24-layers"].n, by["bert24-layers"].d) == (32, 13)
@@ -129,6 +275,17 @@ def test_fit_link_recovers_alpha_and_beta():
     assert link.beta == pytest.approx(2e-4, rel=1e-6)
     with pytest.raises(PlacementError, match="at least 2"):
         fit_link([1.0], [2.0])
+
+
+def test_fit_link_lets_small_transfers_set_alpha():
+    # Small transfers cost 2 µs plus 4 µs/MB; the two large ones are noisy (as measured on a
+    # busy machine). Plain least squares would put alpha near 3.8 µs; relative error keeps 2.
+    sizes = np.array([256.0, 1024, 4096, 16384, 65536, 1048576, 4194304])
+    times = 2.0 + 4e-6 * sizes
+    times[-2:] = [20.0, 18.0]
+    link = fit_link(sizes, times)
+    assert link.alpha == pytest.approx(2.0, abs=0.2)
+    assert link.time(16384) == pytest.approx(2.0 + 4e-6 * 16384, rel=0.1)
 
 
 def test_link_matrices_for_the_presets():

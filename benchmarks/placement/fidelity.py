@@ -6,14 +6,17 @@
    `Session.run` (a trivial fetch), the executor's per-op overhead (a chain of tiny ops, its
    untraced step time minus the traced op durations), and the cost of a tensor crossing
    between two logical CPU devices at several sizes (a chain alternating devices vs the same
-   chain on one device), to which alpha + beta * bytes is fitted (the "measured fit" link).
+   chain on one device), to which alpha + beta * bytes is fitted (the "measured fit" link,
+   least relative error, so the small tensors most graphs send set alpha).
 2. Profiles each benchmark graph on one device (median of 5 traced runs).
 3. For 2 and 4 logical CPUs and several placements (all on CPU:0, round robin, m-ETF, auto),
    builds the graph afresh, applies the placement, and measures the median wall step time
    (right after a fresh one-device profile that the prediction uses); all of it `--rounds`
    times, since the machine's background load varies.
    The simulator predicts it from the profile, the fitted link and the shared thread pool
-   (all logical CPUs share `cores` inter-op threads; each may run that many ops at once);
+   (all logical CPUs share `cores` inter-op threads; each may run that many ops at once).
+   Transfers between logical CPUs do not queue on a channel (`serial_links=False`): TF hands
+   the tensor over in memory through its rendezvous, there is no copy engine to wait for;
    "calibrated" also sets the CPU speed factor so that the simulated one-device step matches
    the profile's own traced step time (nothing from the measurement under test is used);
    "one-at-a-time" is the alternative model of one op at a time over all logical CPUs.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import sys
 import time
@@ -82,10 +86,10 @@ def op_overhead(runs: int, ops: int = 300) -> float:
     return max(0.0, (step - traced) / ops)
 
 
-def transfer_samples(runs: int, hops: int = 16) -> tuple[list[float], list[float]]:
-    """Per-transfer µs between CPU:0 and CPU:1 for several tensor sizes."""
+def transfer_samples(runs: int, hops: int = 32) -> tuple[list[float], list[float]]:
+    """Per-transfer µs between CPU:0 and CPU:1 for tensor sizes from 256 B to 4 MB."""
     sizes, costs = [], []
-    for elements in (256, 16384, 262144, 1048576):
+    for elements in (64, 256, 1024, 4096, 16384, 65536, 262144, 1048576):
         steps = {}
         for alternate in (False, True):
             graph = tf.Graph()
@@ -125,8 +129,9 @@ def measure_model(
     graph, fetch, prof = profile_single(build)
     for cpus in (2, 4):
         devices = [f"/device:CPU:{i}" for i in range(cpus)]
-        pooled = CostModel.measured(link, cpu_threads=CORES, cpu_slots=CORES, op_overhead_us=per_op)
-        one_at_a_time = CostModel.measured(link, cpu_threads=1, op_overhead_us=per_op)
+        shared = {"op_overhead_us": per_op, "serial_links": False}
+        pooled = CostModel.measured(link, cpu_threads=CORES, cpu_slots=CORES, **shared)
+        one_at_a_time = CostModel.measured(link, cpu_threads=1, **shared)
         problem, ops = problem_from_graph(fetch, devices, cost=pooled, profile=prof, graph=graph)
         for strategy in PLACERS:
             assignment = place(problem, strategy, 1.0)
@@ -141,11 +146,7 @@ def measure_model(
             alone, _ = problem_from_graph(fetch, devices[:1], cost=pooled, profile=now, graph=graph)
             kappa = (now.step_time_us - base) / simulate(alone, np.zeros(alone.n, int)).makespan
             calibrated = CostModel.measured(
-                link,
-                cpu_threads=CORES,
-                cpu_slots=CORES,
-                op_overhead_us=per_op,
-                speeds={"cpu": 1.0 / kappa},
+                link, cpu_threads=CORES, cpu_slots=CORES, speeds={"cpu": 1.0 / kappa}, **shared
             )
             cal, _ = problem_from_graph(fetch, devices, cost=calibrated, profile=now, graph=graph)
             predicted_cal = simulate(cal, assignment).makespan + base
@@ -202,13 +203,11 @@ def main() -> None:
     for round_ in range(args.rounds):
         for name, build in MODELS.items():
             rows += measure_model(name, build, link, base, per_op, args.runs, round_)
-    errors = np.array([abs(r["error"]) for r in rows])
-    errors_serial = np.array([abs(r["error_serial"]) for r in rows])
-    errors_cal = np.array([abs(r["error_calibrated"]) for r in rows])
-    noise = np.array([abs(r["measured_again_us"] / r["measured_us"] - 1) for r in rows])
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": "python benchmarks/placement/fidelity.py " + " ".join(sys.argv[1:]),
+        "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, TF {tf.__version__}",
         "cores": CORES,
         "load_before": load_before,
         "load_after": [round(x, 2) for x in os.getloadavg()],
@@ -217,59 +216,82 @@ def main() -> None:
         "link": {"alpha_us": link.alpha, "beta_us_per_byte": link.beta},
         "transfer_samples": {"bytes": sizes, "us": costs},
         "rows": rows,
-        "mean_abs_error": float(errors.mean()),
-        "max_abs_error": float(errors.max()),
-        "mean_abs_error_calibrated": float(errors_cal.mean()),
-        "max_abs_error_calibrated": float(errors_cal.max()),
-        "mean_abs_error_serial": float(errors_serial.mean()),
-        "max_abs_error_serial": float(errors_serial.max()),
-        "mean_remeasure_difference": float(noise.mean()),
-        "max_remeasure_difference": float(noise.max()),
+        "abs_error": {
+            "shared_pool": _spread([abs(r["error"]) for r in rows]),
+            "calibrated": _spread([abs(r["error_calibrated"]) for r in rows]),
+            "one_at_a_time": _spread([abs(r["error_serial"]) for r in rows]),
+        },
+        "remeasure_difference": _spread(
+            [abs(r["measured_again_us"] / r["measured_us"] - 1) for r in rows]
+        ),
     }
     (HERE / "fidelity.json").write_text(json.dumps(result, indent=1))
+    text = markdown(result)
+    (HERE / "fidelity.md").write_text(text)
+    print(text)
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    """Mean, median and largest of some values."""
+    return {
+        "mean": float(np.mean(values)),
+        "median": float(np.median(values)),
+        "max": float(np.max(values)),
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The comparison as markdown: a row per model, CPU count and placer, then a summary."""
+    link = result["link"]
     lines = [
-        f"Date {result['date']}; `{result['command']}`; {CORES} cores; load average "
+        f"Date {result['date']}; `{result['command']}`; machine {result['machine']}, "
+        f"{result['cores']} cores (shared with other work); load average "
         f"{result['load_before']} before, {result['load_after']} after.",
-        f"Per-step overhead {base:.0f} µs, per-op overhead {per_op:.1f} µs; "
-        f"fitted link alpha {link.alpha:.1f} µs, "
-        f"beta {link.beta * 1e6:.3f} µs/MB.",
+        f"Per-step overhead {result['overhead_us']:.0f} µs, per-op overhead "
+        f"{result['op_overhead_us']:.1f} µs; fitted link alpha {link['alpha_us']:.1f} µs, "
+        f"beta {link['beta_us_per_byte'] * 1e6:.3f} µs/MB.",
         "",
-        "Medians over rounds; the error range is the smallest and largest error of the rounds.",
+        "Per row, the round with the median error (shared pool model): its measured and "
+        "simulated step time; then the smallest and largest error over the rounds, and the "
+        "median error over the rounds of the two other models.",
         "",
         "| model | CPUs | placer | devices used | measured µs | simulated µs | error | range "
-        "| calibrated µs | error | one-at-a-time µs | error |",
-        "|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        "| calibrated: error | one-at-a-time: error |",
+        "|---|---:|---|---:|---:|---:|---:|---|---:|---:|",
     ]
+    rows = result["rows"]
     keys = sorted({(r["model"], r["cpus"], r["placer"]) for r in rows}, key=str)
     for key in keys:
-        same = [r for r in rows if (r["model"], r["cpus"], r["placer"]) == key]
-
-        def med(field: str, same: list[dict[str, Any]] = same) -> float:
-            """Median of a field over the rounds."""
-            return float(np.median([r[field] for r in same]))
-
-        errs = [r["error"] for r in same]
-        lines.append(
-            f"| {key[0]} | {key[1]} | {key[2]} | {same[0]['devices_used']} | "
-            f"{med('measured_us'):.0f} | {med('simulated_us'):.0f} | "
-            f"{100 * med('error'):+.1f}% | {100 * min(errs):+.0f}..{100 * max(errs):+.0f}% | "
-            f"{med('simulated_calibrated_us'):.0f} | {100 * med('error_calibrated'):+.1f}% | "
-            f"{med('simulated_serial_us'):.0f} | {100 * med('error_serial'):+.1f}% |"
+        same = sorted(
+            (r for r in rows if (r["model"], r["cpus"], r["placer"]) == key),
+            key=lambda r: r["error"],
         )
-    lines += [
-        "",
-        f"Shared pool of {CORES} threads: mean |error| {100 * result['mean_abs_error']:.1f}%, "
-        f"max {100 * result['max_abs_error']:.1f}%. Calibrated CPU speed: mean |error| "
-        f"{100 * result['mean_abs_error_calibrated']:.1f}%, "
-        f"max {100 * result['max_abs_error_calibrated']:.1f}%. "
-        "One op at a time over all logical CPUs: "
-        f"mean |error| {100 * result['mean_abs_error_serial']:.1f}%, "
-        f"max {100 * result['max_abs_error_serial']:.1f}%. The same session measured twice "
-        f"differs by {100 * result['mean_remeasure_difference']:.1f}% on average "
-        f"(max {100 * result['max_remeasure_difference']:.1f}%).",
+        mid = same[(len(same) - 1) // 2]
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]} | {mid['devices_used']} | "
+            f"{mid['measured_us']:.0f} | {mid['simulated_us']:.0f} | {100 * mid['error']:+.1f}% | "
+            f"{100 * same[0]['error']:+.0f}..{100 * same[-1]['error']:+.0f}% | "
+            f"{100 * np.median([r['error_calibrated'] for r in same]):+.1f}% | "
+            f"{100 * np.median([r['error_serial'] for r in same]):+.1f}% |"
+        )
+    names = {
+        "shared_pool": f"Shared pool of {result['cores']} threads",
+        "calibrated": "Calibrated CPU speed",
+        "one_at_a_time": "One op at a time over all logical CPUs",
+    }
+    summary = [
+        f"{label}: |error| mean {100 * e['mean']:.1f}%, median {100 * e['median']:.1f}%, "
+        f"max {100 * e['max']:.1f}%."
+        for key, label in names.items()
+        for e in [result["abs_error"][key]]
     ]
-    (HERE / "fidelity.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    noise = result["remeasure_difference"]
+    summary.append(
+        "The same session measured twice (the noise floor on this shared machine) differs by "
+        f"mean {100 * noise['mean']:.1f}%, median {100 * noise['median']:.1f}%, "
+        f"max {100 * noise['max']:.1f}%."
+    )
+    return "\n".join([*lines, "", " ".join(summary)]) + "\n"
 
 
 if __name__ == "__main__":

@@ -38,7 +38,12 @@ SHARED = Link("shared", alpha=0.0, beta=0.0)  # devices sharing host memory
 
 
 def fit_link(nbytes: Sequence[float], times_us: Sequence[float], name: str = "measured") -> Link:
-    """Least-squares alpha, beta >= 0 for measured transfer times of given sizes."""
+    """alpha, beta >= 0 for measured transfer times of given sizes, least relative error.
+
+    Sizes usually span decades; a plain least-squares fit would let the largest transfers set
+    alpha, which matters most for the small ones. Each sample's error is therefore taken
+    relative to its time (times under 0.1% of the largest count as that much).
+    """
     x = np.asarray(nbytes, dtype=float)
     y = np.asarray(times_us, dtype=float)
     if x.shape != y.shape or x.size < 2:
@@ -47,7 +52,9 @@ def fit_link(nbytes: Sequence[float], times_us: Sequence[float], name: str = "me
             f"and {y.size} times; hint: measure several tensor sizes"
         )
     scale = max(float(x.max()), 1.0)
-    coef, _ = nnls(np.column_stack([np.ones_like(x), x / scale]), y)
+    weight = 1.0 / np.maximum(np.abs(y), max(1e-3 * float(np.abs(y).max()), 1e-12))
+    design = np.column_stack([np.ones_like(x), x / scale]) * weight[:, None]
+    coef, _ = nnls(design, y * weight)
     return Link(name, alpha=float(coef[0]), beta=float(coef[1] / scale))
 
 

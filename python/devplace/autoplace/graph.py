@@ -100,6 +100,13 @@ class Problem:
         self.topo_index = np.empty(n, dtype=np.int64)
         self.topo_index[self.topo] = np.arange(n)
         self.allowed = np.isfinite(self.compute)
+        nowhere = np.flatnonzero(~self.allowed.any(axis=1))
+        if nowhere.size:
+            raise InfeasibleError(
+                f"op {self.names[nowhere[0]]!r} of problem {self.name!r} can run on none of the "
+                f"devices {[dev.name for dev in self.devices]} (no kernel there, or pinned "
+                "elsewhere); hint: add a device it has a kernel for, or drop its pin"
+            )
         for pool in {dev.pool for dev in self.devices if dev.pool is not None}:
             self.pool_capacity.setdefault(pool, 1)
 
@@ -225,23 +232,3 @@ class Problem:
             in_pool = sum(dev.slots for dev in self.devices if dev.pool == pool)
             slots -= max(0, in_pool - cap)
         return float(max(finish.max(), fastest.sum() / max(slots, 1)))
-
-    def restricted(self, allowed: np.ndarray, name: str | None = None) -> Problem:
-        """The same problem with compute set to inf where `allowed` is False (pins)."""
-        compute = np.where(allowed, self.compute, np.inf)
-        return Problem(
-            names=self.names,
-            devices=self.devices,
-            compute=compute,
-            edges=self.edges,
-            xfer=self.xfer,
-            link_alpha=self.link_alpha,
-            link_beta=self.link_beta,
-            memory=self.memory,
-            out_bytes=self.out_bytes,
-            groups=self.groups,
-            is_param=self.is_param,
-            serial_links=self.serial_links,
-            pool_capacity=dict(self.pool_capacity),
-            name=name or self.name,
-        )

@@ -5,6 +5,9 @@ Rules (the same for every placer, and those of benchmarks/placement/workloads/RE
   share a `pool` also share its capacity (TF's logical CPU devices share one thread pool);
 - when a device is free it starts, among its ops whose inputs have all arrived, the one that
   became ready first (ties: smaller topological index);
+- an op that takes no time completes at the instant it starts, before any op that takes time
+  starts at that instant, so what it makes ready then competes on equal terms (the README's
+  "inputs have all arrived" read literally);
 - op u's output is sent once per destination device, when u finishes; with
   `Problem.serial_links` each device has one outgoing channel that sends one tensor at a time,
   in request order; otherwise transfers do not contend;
@@ -101,7 +104,7 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     chan = [0.0] * d
     events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest device or -1)
     seq = 0
-    sends: list[tuple[int, int, float, float]] = []  # (op, dest, send end, arrival)
+    sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
 
     def arrive(t: float, u: int, b: int) -> None:
         """u's output reached device b at t: its consumers there may become ready."""
@@ -110,25 +113,51 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
             if remaining[v] == 0:
                 heapq.heappush(machine.queues[b], (t, topo_index[v], v))
 
+    def complete(t: float, u: int) -> None:
+        """u finished at t: free its slot and send its output to every consuming device."""
+        nonlocal seq
+        src = int(a[u])
+        machine.release(src)
+        for dest in by_dev[u]:
+            if dest == src:
+                arrive(t, u, dest)
+                continue
+            begin = max(t, chan[src]) if problem.serial_links else t
+            end = begin + problem.comm(u, src, dest)
+            if problem.serial_links:
+                chan[src] = end
+            sends.append((u, dest, end))
+            if end <= t:
+                arrive(t, u, dest)
+            else:
+                heapq.heappush(events, (end, seq, u, dest))
+                seq += 1
+
+    def next_device(t: float) -> int:
+        """The device to start an op on at t: instant ops first, then the earliest ready."""
+        best, best_key = -1, None
+        for dv in range(d):
+            if machine.can_start(dv):
+                head = machine.queues[dv][0]
+                key = (comp[head[2]] > 0, head)
+                if best_key is None or key < best_key:
+                    best, best_key = dv, key
+        return best
+
     for v in range(n):
         if remaining[v] == 0:
             heapq.heappush(machine.queues[a[v]], (0.0, topo_index[v], v))
     t = 0.0
     while True:
-        while True:
-            best = -1
-            for dv in range(d):
-                if machine.can_start(dv) and (
-                    best < 0 or machine.queues[dv][0] < machine.queues[best][0]
-                ):
-                    best = dv
-            if best < 0:
-                break
-            v = machine.take(best)
+        while (dv := next_device(t)) >= 0:
+            v = machine.take(dv)
             start[v] = t
             finish[v] = t + comp[v]
-            heapq.heappush(events, (finish[v], seq, v, -1))
-            seq += 1
+            if comp[v] > 0:
+                heapq.heappush(events, (finish[v], seq, v, -1))
+                seq += 1
+            else:
+                complete(t, v)
         if not events:
             break
         t = events[0][0]
@@ -136,24 +165,8 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
             _, _, u, b = heapq.heappop(events)
             if b >= 0:
                 arrive(t, u, b)
-                continue
-            src = int(a[u])
-            machine.release(src)
-            for dest in by_dev[u]:
-                if dest == src:
-                    arrive(t, u, dest)
-                    continue
-                cost = problem.comm(u, src, dest)
-                begin = max(t, chan[src]) if problem.serial_links else t
-                end = begin + cost
-                if problem.serial_links:
-                    chan[src] = end
-                sends.append((u, dest, end, end))
-                if end <= t:
-                    arrive(t, u, dest)
-                else:
-                    heapq.heappush(events, (end, seq, u, dest))
-                    seq += 1
+            else:
+                complete(t, u)
     if any(remaining):
         raise AssertionError("simulator left ops unscheduled")  # unreachable for a DAG
     makespan = float(finish.max(initial=0.0))
@@ -171,7 +184,7 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
         finish=finish,
         peak_memory=peak,
         transfers=len(sends),
-        transfer_time=float(sum(problem.comm(u, int(a[u]), b) for u, b, _, _ in sends)),
+        transfer_time=float(sum(problem.comm(u, int(a[u]), b) for u, b, _ in sends)),
         violations=violations,
     )
 
@@ -181,7 +194,7 @@ def _peak_memory(
     a: np.ndarray,
     start: np.ndarray,
     finish: np.ndarray,
-    sends: list[tuple[int, int, float, float]],
+    sends: list[tuple[int, int, float]],
     makespan: float,
 ) -> np.ndarray:
     """Resident bytes plus the worst moment of live output buffers, per device."""
@@ -195,9 +208,9 @@ def _peak_memory(
         local = [finish[v] for v in problem.succs[u] if a[v] == a[u]]
         free_at[u] = max([finish[u], *local]) if problem.succs[u] else makespan
     dev, t0, t1, sz = list(a), list(start), list(free_at), list(size)
-    for u, b, end, arrival in sends:
+    for u, b, arrival in sends:
         free_at_u = max(finish[v] for v in problem.succs[u] if a[v] == b)
-        t1[u] = max(t1[u], end)
+        t1[u] = max(t1[u], arrival)
         dev.append(b)
         t0.append(arrival)
         t1.append(free_at_u)

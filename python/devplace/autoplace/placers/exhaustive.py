@@ -2,9 +2,12 @@
 
 Colocation groups are assigned one at a time in topological order; devices that are
 interchangeable are tried only up to the first unused one of their class; a branch is cut when
-a lower bound (the busiest device's assigned work, or the longest path with assigned costs and
-fastest times elsewhere) reaches the best simulated makespan so far. Every complete assignment
-is scored by the simulator, so the result is the simulator's optimum over all assignments.
+a lower bound reaches the best simulated makespan so far. The bound (`_Bound`) takes assigned
+ops at their device's time and the others at their fastest, transfers only between two
+assigned ops, and is the largest of: the longest path; per device, the earliest start of its
+ops plus their work plus the shortest remaining path after one of them; and all work over all
+slots. Every complete assignment is scored by the simulator, so the result is the simulator's
+optimum over all assignments.
 """
 
 from __future__ import annotations
@@ -22,16 +25,51 @@ __all__ = ["MAX_EXHAUSTIVE_OPS", "exhaustive"]
 MAX_EXHAUSTIVE_OPS = 14
 
 
-def _path_bound(problem: Problem, a: np.ndarray, fastest: np.ndarray) -> float:
-    w = np.where(a >= 0, problem.compute[np.arange(problem.n), np.maximum(a, 0)], fastest)
-    finish = np.zeros(problem.n)
-    for v in problem.topo:
-        t = 0.0
-        for u in problem.preds[v]:
-            delay = problem.comm(u, a[u], a[v]) if a[u] >= 0 and a[v] >= 0 else 0.0
-            t = max(t, finish[u] + delay)
-        finish[v] = t + w[v]
-    return float(finish.max())
+class _Bound:
+    """A lower bound on the makespan of every completion of a partial assignment (-1: open)."""
+
+    def __init__(self, problem: Problem):
+        self.n, self.d = problem.n, problem.d
+        self.topo = list(problem.topo)
+        self.preds, self.succs = problem.preds, problem.succs
+        self.compute = problem.compute.tolist()
+        self.fastest = problem.min_compute().tolist()
+        self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
+        self.xfer = problem.xfer.tolist()
+        self.slots = [dev.slots for dev in problem.devices]
+        self.all_slots = float(sum(self.slots))
+
+    def __call__(self, assignment: np.ndarray) -> float:
+        """max(longest path, per-device head + work + tail, all work / all slots)."""
+        a = assignment.tolist()
+        w = [self.compute[i][x] if x >= 0 else self.fastest[i] for i, x in enumerate(a)]
+        alpha, beta, xfer = self.alpha, self.beta, self.xfer
+
+        def delay(u: int, v: int) -> float:
+            au, av = a[u], a[v]
+            if au < 0 or av < 0 or au == av:
+                return 0.0
+            return alpha[au][av] + beta[au][av] * xfer[u]
+
+        head = [0.0] * self.n
+        for v in self.topo:
+            head[v] = max((head[u] + w[u] + delay(u, v) for u in self.preds[v]), default=0.0)
+        tail = [0.0] * self.n
+        for u in reversed(self.topo):
+            tail[u] = max((delay(u, v) + w[v] + tail[v] for v in self.succs[u]), default=0.0)
+        bound = max(max(h + x for h, x in zip(head, w, strict=True)), sum(w) / self.all_slots)
+        first = [np.inf] * self.d
+        work = [0.0] * self.d
+        last = [np.inf] * self.d
+        for i, x in enumerate(a):
+            if x >= 0:
+                first[x] = min(first[x], head[i])
+                work[x] += w[i]
+                last[x] = min(last[x], tail[i])
+        for x in range(self.d):
+            if work[x] > 0:
+                bound = max(bound, first[x] + work[x] / self.slots[x] + last[x])
+        return bound
 
 
 def exhaustive(
@@ -46,8 +84,7 @@ def exhaustive(
             f"problem {problem.name!r} has {len(groups)}; hint: use strategy 'milp' or 'search'"
         )
     classes = device_classes(problem)
-    fastest = problem.min_compute()
-    slots = np.array([dev.slots for dev in problem.devices], dtype=float)
+    bound = _Bound(problem)
     caps = problem.caps * (1 + 1e-9)
     best_a, best_t = None, np.inf
     if incumbent is not None:
@@ -55,7 +92,6 @@ def exhaustive(
         if s.feasible:
             best_a, best_t = np.asarray(incumbent).copy(), s.makespan
     a = np.full(problem.n, -1, dtype=np.int64)
-    load = np.zeros(problem.d)
     used = np.zeros(problem.d)
     deadline = time.perf_counter() + time_limit
 
@@ -74,24 +110,18 @@ def exhaustive(
         for dv in range(problem.d):
             if not state.ok[ops[0], dv]:
                 continue
-            fresh = load[dv] == 0 and used[dv] == 0 and not np.any(a == dv)
-            if fresh:
+            if not np.any(a == dv):  # unused: try one device of its class only
                 if classes[dv] in opened:
                     continue
                 opened.add(classes[dv])
             mem = float(problem.memory[ops].sum())
             if used[dv] + mem > caps[dv]:
                 continue
-            work = float(problem.compute[ops, dv].sum())
             a[ops] = dv
-            load[dv] += work
             used[dv] += mem
-            if load[dv] / slots[dv] < best_t and _path_bound(problem, a, fastest) < best_t * (
-                1 - 1e-12
-            ):
+            if bound(a) < best_t * (1 - 1e-12):
                 visit(k + 1)
             a[ops] = -1
-            load[dv] -= work
             used[dv] -= mem
 
     try:

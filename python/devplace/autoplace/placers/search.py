@@ -53,7 +53,11 @@ def _region(
 def improve(
     problem: Problem, assignment: np.ndarray, budget_s: float = DEFAULT_BUDGET_S
 ) -> tuple[np.ndarray, Schedule]:
-    """First-improvement local search over single-group moves, within `budget_s` seconds."""
+    """First-improvement local search within `budget_s` seconds; returns it and its schedule.
+
+    A move takes one colocation group, alone or with the ops after (or before) it on its
+    device, to a device a neighbour uses or to one used and one unused device of each class.
+    """
     deadline = time.perf_counter() + budget_s
     state = Assigner(problem)
     a = np.asarray(assignment, dtype=np.int64).copy()
@@ -92,8 +96,9 @@ def improve(
                 if time.perf_counter() >= deadline:
                     break
                 need = float(problem.memory[region].sum())
-                if not ok[region, dv].all() or used[dv] + need > caps[dv] and best_key[0] == 0:
-                    continue
+                over_cap = used[dv] + need > caps[dv]
+                if not ok[region, dv].all() or (over_cap and best_key[0] == 0):
+                    continue  # no kernel there, or it would break a feasible placement's caps
                 a[region] = dv
                 trial = simulate(problem, a)
                 key = _score(problem, trial)
