@@ -48,7 +48,7 @@ def up(tmp_path):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    pids = []
+    servers = []
     try:
         _wait_for(
             lambda: "Stop with Ctrl-C" in out.read_text() or proc.poll() is not None,
@@ -56,12 +56,12 @@ def up(tmp_path):
             "`cluster up` ready",
         )
         assert proc.poll() is None, out.read_text()
-        pids = [e.pid for e in read_state(state).processes]
+        servers = read_state(state).processes
         yield proc, state, spec, out
     finally:
-        for pid in [proc.pid, *pids]:
-            procs.stop(pid, grace=5.0)
-        proc.wait(timeout=10)
+        procs.stop(proc.pid, proc=proc, grace=10.0)
+        for entry in servers:
+            procs.stop(entry.pid, started=entry.started, grace=5.0)
 
 
 def test_up_prints_and_writes_the_spec_and_down_stops_it(up):

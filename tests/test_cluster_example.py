@@ -1,5 +1,6 @@
 """The cluster example runs end to end on real servers, its own or a running cluster's."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,18 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "clus
 
 
 def _run(*args, cwd):
+    """Run the example with its temporary folders (cluster, checkpoints) in `cwd`."""
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), *args], cwd=cwd, capture_output=True, text=True, timeout=200
+        [sys.executable, str(EXAMPLE), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        env=dict(os.environ, TMPDIR=str(cwd)),
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    # The cluster's folder goes once every server is stopped.
+    assert not list(Path(cwd).glob("devplace-cluster-*"))
     return done.stdout
 
 

@@ -73,19 +73,20 @@ def test_dead_ps_is_named_with_its_address(cluster, model):
     assert "restarted" in restarted.message and "Checkpointer.reconnect" in restarted.message
 
 
-def test_hung_ps_gives_deadline_exceeded_within_the_timeout(cluster, model):
+@pytest.mark.parametrize(("job", "task"), [("ps", 0), ("worker", 0)], ids=["ps", "master"])
+def test_hung_peer_gives_deadline_exceeded_within_the_timeout(cluster, model, job, task):
     sess, y = model
-    address = cluster.address("ps", 0)
-    cluster.pause("ps", 0)
+    address = cluster.address(job, task)
+    cluster.pause(job, task)
     try:
         err, took = _failing_run(sess, y, PeerDeadlineError)
     finally:
-        cluster.resume("ps", 0)
+        cluster.resume(job, task)
     assert isinstance(err, dp.tf.errors.DeadlineExceededError)
-    assert TIMEOUT * 0.85 < took < TIMEOUT + 1.0  # TF deadline + probe = timeout (+ scheduling)
-    assert f"task /job:ps/task:0 at {address} is silent" in err.message
+    assert took < TIMEOUT + 1.0  # TF's deadline + the probe = the timeout (+ scheduling)
+    assert f"task /job:{job}/task:{task} at {address} is silent" in err.message
     assert "kill -CONT" in err.message
-    assert err.tasks == ["/job:ps/task:0"]
+    assert err.tasks == [f"/job:{job}/task:{task}"]
     assert dp.run(sess, y) == 6.0  # resumed: the same session works again
 
 
@@ -106,7 +107,7 @@ def test_dead_master_is_named_within_the_timeout(cluster):
             cluster.restart("worker", 0)
     finally:
         sess.close()
-    assert took < TIMEOUT + 1.0
+    assert took < TIMEOUT  # TF retries the master until its deadline, a tenth before the timeout
     assert f"task /job:worker/task:0 at {address} is gone" in caught.value.message
     assert caught.value.tasks == ["/job:worker/task:0"]
 
@@ -117,6 +118,6 @@ def test_slow_step_is_not_blamed_on_a_peer(cluster):
         y = q.dequeue()  # never fed: blocks until the deadline
     with cluster.session(timeout=1.0) as sess:
         err, took = _failing_run(sess, y, PeerDeadlineError)
-    assert 0.85 < took < 1.0 + 1.0
+    assert took < 1.0 + 1.0
     assert "yet every task answers" in err.message
     assert err.tasks == []

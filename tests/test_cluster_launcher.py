@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from devplace.cluster import ClusterStartError, LocalCluster, procs
+from devplace.cluster import ClusterStartError, LocalCluster, netns, procs
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -86,5 +87,58 @@ def test_servers_do_not_outlive_a_killed_owner(tmp_path):
     finally:
         owner.kill()
         owner.wait(timeout=10)
+        owner.stdout.close()
         for pid in _processes_mentioning(str(tmp_path)):
             procs.stop(pid, grace=2.0)
+
+
+def test_without_a_namespace_it_warns_once_and_isolate_true_refuses(tmp_path):
+    """No `nsenter` on PATH: no namespace. The launch falls back with one clear warning;
+    isolate=True refuses. Run inside a throwaway namespace where the OS allows it, so the
+    ports this exposes reach nothing (elsewhere every cluster of the suite is exposed anyway)."""
+    script = textwrap.dedent(
+        """
+        import warnings
+        import devplace as dp
+        from devplace.cluster import ClusterStartError, InsecureClusterWarning, LocalCluster
+        try:
+            LocalCluster(ps=0, workers=1, isolate=True).start()
+        except ClusterStartError as err:
+            assert "no loopback-only network namespace here" in str(err), err
+            assert "nsenter" in str(err), err
+        else:
+            raise AssertionError("isolate=True started without a namespace")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for isolate in (None, False):
+                with LocalCluster(ps=0, workers=1, isolate=isolate) as cluster:
+                    assert not cluster.isolated and "forwarder" not in cluster.pids
+                    with cluster.session(timeout=20) as sess:
+                        assert sess.run(dp.constant(2.0) * 3.0) == 6.0
+        exposed = [w for w in caught if issubclass(w.category, InsecureClusterWarning)]
+        assert len(exposed) == 1, exposed
+        said = str(exposed[0].message)
+        assert "EVERY network interface" in said and "nsenter" in said, said
+        print("ok")
+        """
+    )
+    python = [sys.executable, "-c", "exec(open(0).read())"]
+    if netns.supported()[0]:
+        python = [
+            shutil.which("unshare"),
+            "-n",
+            sys.executable,
+            "-c",
+            "from devplace.cluster.netns import loopback_up; loopback_up(); exec(open(0).read())",
+        ]
+    bare = str(tmp_path / "bin")  # a PATH without nsenter (the interpreter is run by full path)
+    done = subprocess.run(
+        python,
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=dict(os.environ, PATH=bare),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

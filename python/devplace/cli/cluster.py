@@ -2,7 +2,7 @@
 
 `up` starts the servers, prints the spec (and writes it as JSON), records the PIDs in a state
 file and runs until Ctrl-C (or SIGTERM), then stops them. `down` stops the cluster recorded in
-the state file, by PID, from another terminal. Also runnable as `python -m devplace.cli.cluster`.
+the state file, by PID, from another terminal.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from devplace.cluster import LocalCluster
 
-__all__ = ["down", "main", "register", "up"]
+__all__ = ["down", "register", "up"]
 
 
 def _count(least: int) -> object:
@@ -177,15 +177,3 @@ def down(args: argparse.Namespace) -> int:
         return 1
     print(f"devplace cluster: stopped {', '.join(stopped) or 'nothing (it had already exited)'}")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`devplace cluster ...` on its own: `python -m devplace.cli.cluster up --ps 1`."""
-    parser = argparse.ArgumentParser(prog="devplace")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["cluster", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from devplace._tf import tf
+from devplace.cluster.errors import PEER_FAILURES
 
 __all__ = ["Checkpointer"]
 
 _STEP = re.compile(r"-(\d+)$")
-_RETRY = (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError)
 
 
 class Checkpointer:
@@ -104,14 +104,15 @@ class Checkpointer:
         """A new session from `make_session()` with the variables restored, and its step.
 
         Retries while the cluster is unreachable (a task still restarting) for up to `timeout`
-        seconds, then raises the last error.
+        seconds, then raises the last error. Each attempt is bounded by the new session's own
+        timeout, so the whole call ends within `timeout` plus that.
         """
         deadline = time.monotonic() + float(timeout)
         while True:
             sess = make_session()
             try:
                 return sess, self.restore_or_init(sess)
-            except _RETRY:
+            except PEER_FAILURES:
                 sess.close()
                 if time.monotonic() + interval > deadline:
                     raise

@@ -17,6 +17,7 @@ from devplace.cluster import spec as specs
 from devplace.cluster.probe import ALIVE, GONE, SILENT, probe_all
 
 __all__ = [
+    "PEER_FAILURES",
     "PeerAbortedError",
     "PeerDeadlineError",
     "PeerUnavailableError",
@@ -47,10 +48,10 @@ class TaskStatus:
 
 
 class _PeerError:
-    statuses: list[TaskStatus]
-    original: Any
+    """What the peer errors add to TF's: the probed tasks, the tasks at fault, TF's error."""
 
-    def _keep(self, statuses: list[TaskStatus], original: Any) -> None:
+    def __init__(self, original: Any, message: str, statuses: list[TaskStatus]):
+        super().__init__(original.node_def, original.op, message)  # type: ignore[call-arg]
         self.statuses = statuses
         self.original = original
 
@@ -64,28 +65,16 @@ class _PeerError:
         ]
 
 
-class PeerUnavailableError(tf.errors.UnavailableError, _PeerError):
+class PeerUnavailableError(_PeerError, tf.errors.UnavailableError):
     """A task of the cluster is gone (its process died or never started)."""
 
-    def __init__(self, original: Any, message: str, statuses: list[TaskStatus]):
-        super().__init__(original.node_def, original.op, message)
-        self._keep(statuses, original)
 
-
-class PeerDeadlineError(tf.errors.DeadlineExceededError, _PeerError):
+class PeerDeadlineError(_PeerError, tf.errors.DeadlineExceededError):
     """An operation outlived the session's timeout, usually because a task stopped answering."""
 
-    def __init__(self, original: Any, message: str, statuses: list[TaskStatus]):
-        super().__init__(original.node_def, original.op, message)
-        self._keep(statuses, original)
 
-
-class PeerAbortedError(tf.errors.AbortedError, _PeerError):
+class PeerAbortedError(_PeerError, tf.errors.AbortedError):
     """A task restarted under a running session: its state (variables, graphs) is gone."""
-
-    def __init__(self, original: Any, message: str, statuses: list[TaskStatus]):
-        super().__init__(original.node_def, original.op, message)
-        self._keep(statuses, original)
 
 
 def _known_tasks(spec: Any, target: str | None) -> list[tuple[str | None, int | None, str]]:
@@ -119,6 +108,10 @@ _CODES = {
     "DEADLINE_EXCEEDED": tf.errors.DeadlineExceededError,
     "ABORTED": tf.errors.AbortedError,
 }
+
+#: The TF errors a failing peer causes: retry them (after a restart) or explain them.
+PEER_FAILURES: tuple[type[Exception], ...] = tuple(_CODES.values())
+
 _SECTION = re.compile(r"^(?P<code>[A-Z_]+): (?P<text>.*)$", re.MULTILINE)
 
 

@@ -18,11 +18,11 @@ import signal
 import socket
 import sys
 import threading
-from pathlib import Path
 
 if __package__:
-    from devplace.cluster import netns, procs
+    from devplace.cluster import atomic, netns, procs
 else:  # run as a script: the sibling modules, without importing devplace (and TensorFlow)
+    import atomic  # type: ignore[import-not-found, no-redef]
     import netns  # type: ignore[import-not-found, no-redef]
     import procs  # type: ignore[import-not-found, no-redef]
 
@@ -84,9 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     procs.exit_with_parent()
     for listener in listeners:
         threading.Thread(target=_serve, args=(listener,), daemon=True).start()
-    ready = Path(args.ready_file)
-    ready.with_name(ready.name + ".tmp").write_text(f"{os.getpid()}\n")
-    ready.with_name(ready.name + ".tmp").replace(ready)
+    atomic.write_text(args.ready_file, f"{os.getpid()}\n")
     threading.Event().wait()
     return 0
 

@@ -53,8 +53,9 @@ def _warn_exposed(reason: str, ports: list[int]) -> None:
         "devplace: cannot run the cluster in a loopback-only network namespace "
         f"({reason}). Its TF servers listen on EVERY network interface of this machine, "
         f"ports {', '.join(map(str, ports))}, with no authentication: anyone who can reach "
-        "them can run code in them. Run as root (so `unshare -n` works), or firewall these "
-        "ports, or stop the cluster as soon as you are done. (Shown once per process.)",
+        "them can run code in them. Run as root with util-linux installed (so `unshare -n` "
+        "and `nsenter` work), or firewall these ports, or stop the cluster as soon as you are "
+        "done. (Shown once per process.)",
         InsecureClusterWarning,
         stacklevel=3,
     )

@@ -12,10 +12,9 @@ from typing import Any
 
 from devplace._tf import tf
 from devplace.cluster import spec as specs
+from devplace.cluster.errors import PEER_FAILURES
 
 __all__ = ["wait_usable"]
-
-_RETRY = (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError)
 
 
 def _every_pair(cluster: Any) -> Any:
@@ -57,7 +56,7 @@ def wait_usable(
             try:
                 sess.run(fetches)
                 streak += 1
-            except _RETRY:
+            except PEER_FAILURES:
                 streak = 0
                 if time.monotonic() - start + 0.2 > timeout:
                     raise

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
-from devplace.cluster import procs
+from devplace.cluster import atomic, procs
 
 __all__ = ["main", "serve"]
 
@@ -43,10 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     server = serve(args.spec, args.job, args.task, args.cpus)
     print(f"devplace: serving /job:{args.job}/task:{args.task} ({os.getpid()})", flush=True)
     if args.ready_file:
-        ready = Path(args.ready_file)
-        tmp = ready.with_name(ready.name + ".tmp")
-        tmp.write_text(f"{os.getpid()}\n")
-        tmp.replace(ready)
+        atomic.write_text(args.ready_file, f"{os.getpid()}\n")
     server.join()  # type: ignore[attr-defined]
     return 0
 

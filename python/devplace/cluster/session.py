@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from devplace._tf import tf
 from devplace.cluster import spec as specs
-from devplace.cluster.errors import explain
+from devplace.cluster.errors import PEER_FAILURES, explain
 from devplace.session import DEFAULT_REMOTE_TIMEOUT, Session
 
 __all__ = ["ClusterSession"]
-
-_GONE = (tf.errors.AbortedError, tf.errors.UnavailableError, tf.errors.DeadlineExceededError)
 
 
 class ClusterSession(Session):
@@ -19,8 +16,8 @@ class ClusterSession(Session):
 
     cluster: the spec in any form `as_spec` takes, or a `LocalCluster`. Every other keyword
     goes to `devplace.Session`. `timeout` (default `DEFAULT_REMOTE_TIMEOUT` seconds) bounds
-    every `run`, including the liveness probe (a tenth of it, at most 1 s) that finds the task
-    at fault. A dead, hung or restarted peer raises `PeerUnavailableError`,
+    every `run`, including the liveness probe that finds the task at fault (TF's own deadline
+    is a tenth, at most 1 s, shorter). A dead, hung or restarted peer raises `PeerUnavailableError`,
     `PeerDeadlineError` or `PeerAbortedError` (subclasses of TF's errors) naming the tasks and
     addresses at fault.
     """
@@ -34,9 +31,11 @@ class ClusterSession(Session):
         self.timeout = float(kwargs["timeout"])
         if self.timeout <= 0:
             raise ValueError(f"ClusterSession: timeout must be positive, got {self.timeout!r}")
-        # The probe that names a silent task runs after TF's deadline: keep both within timeout.
-        self.probe_timeout = min(1.0, 0.1 * self.timeout)
-        kwargs["timeout"] = self.timeout - self.probe_timeout
+        # After TF's deadline come the probe that names a silent task and the explanation; all
+        # must end within `timeout`. A tenth of it (at most 1 s) is kept back, 3/4 for the probe.
+        reserve = min(1.0, 0.1 * self.timeout)
+        self.probe_timeout = 0.75 * reserve
+        kwargs["timeout"] = self.timeout - reserve
         super().__init__(target=self.target, **kwargs)
 
     def run(
@@ -55,5 +54,5 @@ class ClusterSession(Session):
         """Close the session; one whose master died or restarted is already gone, quietly."""
         try:
             super().close()
-        except _GONE:
+        except PEER_FAILURES:
             pass

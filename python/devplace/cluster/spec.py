@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from devplace._tf import tf
+from devplace.cluster import atomic
 from devplace.devices import Device, canonical_device
 
 __all__ = [
@@ -249,9 +250,4 @@ def read_spec(path: str | os.PathLike[str]) -> Any:
 
 def write_spec(spec: SpecLike, path: str | os.PathLike[str]) -> Path:
     """Write the spec as JSON with the jobs at the top level; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(spec_dict(spec), indent=2) + "\n")
-    tmp.replace(path)
-    return path
+    return atomic.write_text(path, json.dumps(spec_dict(spec), indent=2) + "\n")

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devplace.cluster import procs
+from devplace.cluster import atomic, procs
 
 __all__ = ["ClusterState", "ProcessEntry", "default_state_file", "read_state", "stop_cluster"]
 
@@ -52,12 +52,7 @@ class ClusterState:
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the state as JSON (atomically) and return the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        tmp.replace(path)
-        return path
+        return atomic.write_text(path, json.dumps(asdict(self), indent=2) + "\n")
 
     def running(self) -> bool:
         """Whether the owner or any of the processes still runs."""
