@@ -2,7 +2,8 @@
 
 Builds the seeds' pattern (variables under a device function, chains of sin/cos/mul) with
 `n` ops, once with devplace's scopes and device function and once with raw `tf.device` and the
-seeds' hand-written function, alternating the two `rounds` times, and prints ops/s medians.
+seeds' hand-written function, interleaved (order rotated each round) `rounds` times, and
+prints ops/s medians.
 Also prints `import devplace` time measured in a fresh interpreter.
 
     .venv/bin/python benchmarks/core/graph_building.py [--ops 6000] [--rounds 7]
@@ -11,6 +12,7 @@ Also prints `import devplace` time measured in a fresh interpreter.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import statistics
@@ -48,6 +50,8 @@ def build(scope, variable, sin, cos, n_ops: int) -> int:
 
 
 def rate(fn) -> float:
+    """Ops/s of one build; the previous builds' graphs are collected first, not during it."""
+    gc.collect()
     start = time.perf_counter()
     ops = fn()
     return ops / (time.perf_counter() - start)
@@ -84,9 +88,11 @@ def main() -> None:
     for fn in variants.values():
         fn()  # warm-up
     rates: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(args.rounds):
-        for name, fn in variants.items():
-            rates[name].append(rate(fn))
+    names = list(variants)
+    for r in range(args.rounds):
+        # Rotate the order each round: a fixed order measurably favours some positions.
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            rates[name].append(rate(variants[name]))
 
     imports = []
     for _ in range(3):
@@ -115,8 +121,13 @@ def main() -> None:
         ("raw tf.compat.v1", "devplace"),
         ("raw, string scope", "devplace, dp.gpu(0)"),
     ):
-        overhead = statistics.median(rates[base]) / statistics.median(rates[ours]) - 1
-        print(f"overhead of {ours!r} vs {base!r}: {overhead * 100:+.1f}%")
+        # Per-round ratios pair runs made moments apart, so machine drift cancels out.
+        ratios = [b / o - 1 for b, o in zip(rates[base], rates[ours], strict=True)]
+        q1, median, q3 = statistics.quantiles(ratios, n=4)
+        print(
+            f"overhead of {ours!r} vs {base!r}: median {median * 100:+.1f}% "
+            f"(middle half of rounds {q1 * 100:+.1f}% .. {q3 * 100:+.1f}%)"
+        )
 
 
 if __name__ == "__main__":
