@@ -2,9 +2,10 @@
 #
 #     julia --project=julia/DevPlace benchmarks/bridge/bench.jl [iterations]
 #
-# Round-trip time per call; graph-building ops/s (compare with graph_build.py, which builds the
-# same graph from Python); the cost per op of a Julia device function; MB/s for a 100 MB array
-# each way. Every figure is the best of 5 runs (the machine is shared).
+# Round-trip time per call; graph-building ops/s from Julia and, interleaved in the same run,
+# from Python inside the host (graph_build.py, the same graph); the cost per op of a Julia and
+# of a Python device function; MB/s for a 100 MB array each way. Every figure is the best of 5
+# runs (the machine is shared). `DEVPLACE_SPIN_US=0` measures the bridge without spinning.
 using DevPlace
 const D = DevPlace
 
@@ -54,11 +55,22 @@ function main(n)
     println("round trip, call len([1, 2, 3]):    ", round(best(() -> per_call(() -> len(["a", "b", "c"]), 5000)), digits = 1), " us")
     println("round trip, repr of an object:      ", round(best(() -> per_call(() -> D.pyrepr(obj), 5000)), digits = 1), " us")
 
+    pyimport("site").addsitedir(@__DIR__)  # puts this folder on the host's sys.path
+    py = pyimport("graph_build")  # the Python baseline, run by the host itself
     build(50)
-    plain = best(() -> build(n))
-    with_fn = best(() -> build_with_device_function(n))
-    println("julia graph building: ", round(Int, 1 / plain), " ops/s (", round(plain * 1e6, digits = 1), " us/op)")
-    println("julia device function: ", round((with_fn - plain) * 1e6, digits = 1), " us/op extra")
+    py.build(50)
+    times = Dict(k => Float64[] for k in ("jl", "py", "jl_fn", "py_fn"))
+    for _ in 1:5  # interleaved, so both languages see the same machine
+        push!(times["jl"], build(n))
+        push!(times["py"], py.build(n))
+        push!(times["jl_fn"], build_with_device_function(n))
+        push!(times["py_fn"], py.build_with_device_function(n))
+    end
+    jl, pyb = minimum(times["jl"]), minimum(times["py"])
+    println("python graph building (in the host): ", round(Int, 1 / pyb), " ops/s (", round(pyb * 1e6, digits = 1), " us/op)")
+    println("julia graph building: ", round(Int, 1 / jl), " ops/s (", round(jl * 1e6, digits = 1), " us/op) = ", round(pyb / jl, digits = 2), " x python")
+    println("python device function: ", round((minimum(times["py_fn"]) - pyb) * 1e6, digits = 1), " us/op extra")
+    println("julia device function: ", round((minimum(times["jl_fn"]) - jl) * 1e6, digits = 1), " us/op extra")
 
     np = pyimport("numpy")
     A = rand(100 * 1024 * 1024 ÷ 8)  # 100 MiB of Float64

@@ -28,6 +28,8 @@ include("cluster.jl")
 function __init__()
     t = get(ENV, "DEVPLACE_TIMEOUT", "")
     isempty(t) || set_timeout(parse(Float64, t))
+    spin = get(ENV, "DEVPLACE_SPIN_US", "")
+    isempty(spin) || (SPIN_NS[] = round(UInt64, 1000 * max(0.0, parse(Float64, spin))))
     atexit(stop_host)
 end
 
