@@ -31,14 +31,15 @@ def _every_pair(cluster: Any) -> Any:
 
 
 def wait_usable(
-    spec: Any, timeout: float = 30.0, job: str = "worker", task: int = 0, successes: int = 2
+    spec: Any, timeout: float = 30.0, job: str = "worker", task: int = 0, successes: int = 3
 ) -> float:
     """Block until a step touching every pair of tasks succeeds; returns the seconds waited.
 
     The step runs unoptimised (constant folding would keep every tensor on its own task), in a
-    new session each time, until it succeeds `successes` times in a row, 0.2 s apart: a peer's
-    channel that is still settling fails the second run. Raises the last TF error (with the
-    tasks named, as `ClusterSession` does) after `timeout`.
+    new session each time, until it succeeds `successes` times in a row, 0.3 s apart: a peer's
+    channel that is still settling fails a later run (once, under load, a step failed with
+    "connection refused" right after two successes 0.2 s apart). Raises the last TF error
+    (with the tasks named, as `ClusterSession` does) after `timeout`.
     """
     from devplace.cluster.session import ClusterSession
 
@@ -58,8 +59,8 @@ def wait_usable(
                 streak += 1
             except PEER_FAILURES:
                 streak = 0
-                if time.monotonic() - start + 0.2 > timeout:
+                if time.monotonic() - start + 0.3 > timeout:
                     raise
         if streak < successes:
-            time.sleep(0.2)
+            time.sleep(0.3)
     return time.monotonic() - start
