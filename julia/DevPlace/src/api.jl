@@ -111,11 +111,16 @@ Initialize all global variables in `sess`.
 init(sess::PyObject) = dpcall("init", sess)
 init(sess) = not_a_session("init", sess)
 
-feed_dict(feeds::Tuple{Vararg{Pair}}) = isempty(feeds) ? nothing : PyDict(Pair[feeds...])
-feed_dict(feeds::AbstractDict) = PyDict(Pair[feeds...])
+"""
+    feed_dict(fname, feeds::Tuple)
 
-"Throw a clear error for feeds that are neither `placeholder => value` pairs nor one Dict."
-function bad_feeds(fname, feeds)
+The feeds of `fname(sess, fetches, feeds...)` as a Python dict (`nothing` for none): any number
+of `placeholder => value` pairs, or one Dict of them; anything else is a clear error.
+"""
+function feed_dict(fname, feeds::Tuple)
+    isempty(feeds) && return nothing
+    all(f -> f isa Pair, feeds) && return PyDict(Pair[feeds...])
+    length(feeds) == 1 && feeds[1] isa AbstractDict && return PyDict(Pair[feeds[1]...])
     bad = something(findfirst(f -> !(f isa Pair), feeds), 1)
     wrong_argument(fname, "each feed", feeds[bad], "a `placeholder => value` pair (or one Dict of them)",
                    string(fname, "(sess, y, x => [1.0, 2.0]) or ", fname,
@@ -130,9 +135,8 @@ Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placehol
 feeds (or one Dict of them); returns Julia values (numbers, arrays with the same shape as in
 Python).
 """
-Base.run(sess::PyObject, fetches, feeds::Pair...) = dpcall("run", sess, fetches, feed_dict(feeds))
-Base.run(sess::PyObject, fetches, feeds::AbstractDict) = dpcall("run", sess, fetches, feed_dict(feeds))
-Base.run(sess::PyObject, fetches, feeds...) = bad_feeds("run", feeds)
+Base.run(sess::PyObject, fetches, feeds...) =
+    dpcall("run", sess, fetches, feed_dict("run", feeds))
 
 """
     run_profile(sess, fetches, feeds...; repeat=1) -> PyObject
@@ -141,11 +145,8 @@ Run like `run`, tracing every op; the trace is kept for `save_profile`. The resu
 Python `Profile`: `.values` (what `run` returns), `.op_stats`, `.step_time_us`, ... (also what
 `autoplace(...; profile=...)` takes).
 """
-run_profile(sess::PyObject, fetches, feeds::Pair...; kwargs...) =
-    dpcall("run_profile", sess, fetches, feed_dict(feeds); kwargs...)
-run_profile(sess::PyObject, fetches, feeds::AbstractDict; kwargs...) =
-    dpcall("run_profile", sess, fetches, feed_dict(feeds); kwargs...)
-run_profile(sess::PyObject, fetches, feeds...; kwargs...) = bad_feeds("run_profile", feeds)
+run_profile(sess::PyObject, fetches, feeds...; kwargs...) =
+    dpcall("run_profile", sess, fetches, feed_dict("run_profile", feeds); kwargs...)
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
 
 """
@@ -164,11 +165,8 @@ save_profile(path) = wrong_argument("save_profile", "path", path, "a file name (
 Where each op ran: requested and actual device per op, and the cross-device transfers
 (`report.actual("op name")`, `report.table()`). Feeds as for `run`.
 """
-placement(sess::PyObject, fetches, feeds::Pair...) =
-    dpcall("placement", sess, fetches, feed_dict(feeds))
-placement(sess::PyObject, fetches, feeds::AbstractDict) =
-    dpcall("placement", sess, fetches, feed_dict(feeds))
-placement(sess::PyObject, fetches, feeds...) = bad_feeds("placement", feeds)
+placement(sess::PyObject, fetches, feeds...) =
+    dpcall("placement", sess, fetches, feed_dict("placement", feeds))
 placement(sess, fetches, feeds...) = not_a_session("placement", sess)
 
 """

@@ -97,18 +97,22 @@ class FrameReader:
         self._pos += k
         return k
 
+    def _filled(self, view: memoryview) -> int:
+        """Fill `view`; fewer bytes only at end of stream."""
+        got = 0
+        while got < view.nbytes:
+            k = self._into(view[got:])
+            if not k:
+                break
+            got += k
+        return got
+
     def _exactly(self, n: int) -> bytearray | None:
         """`n` bytes, or None at a clean end of stream before the first byte."""
         if n > _DIRECT:
             return self._grown(n)
         out = bytearray(n)
-        view = memoryview(out)
-        got = 0
-        while got < n:
-            k = self._into(view[got:])
-            if not k:
-                break
-            got += k
+        got = self._filled(memoryview(out))
         if got == n:
             return out
         if got == 0:
@@ -117,16 +121,14 @@ class FrameReader:
 
     def _grown(self, n: int) -> bytearray:
         """`n` bytes of a huge frame, growing with the data, not with the claimed length."""
-        chunks: list[bytearray] = []
-        got = 0
-        while got < n:
-            chunk = bytearray(min(_CHUNK, n - got))
-            k = self._into(memoryview(chunk))
-            if not k:
-                raise FrameError(f"stream ended inside a frame: got {got} of {n} bytes")
-            chunks.append(chunk[:k])
-            got += k
-        return bytearray(b"".join(chunks))
+        out = bytearray()
+        while len(out) < n:
+            chunk = bytearray(min(_CHUNK, n - len(out)))
+            k = self._filled(memoryview(chunk))
+            out += memoryview(chunk)[:k]
+            if k < len(chunk):
+                raise FrameError(f"stream ended inside a frame: got {len(out)} of {n} bytes")
+        return out
 
     def read(self) -> tuple[int, int, memoryview] | None:
         """The next `(kind, seq, body)`, or None when the peer closed the stream."""

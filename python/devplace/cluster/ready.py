@@ -16,6 +16,8 @@ from devplace.cluster.errors import PEER_FAILURES
 
 __all__ = ["wait_usable"]
 
+_GAP_S = 0.3  # between two attempts
+
 
 def _every_pair(cluster: Any) -> Any:
     names = [(job, task) for job in sorted(cluster.jobs) for task in cluster.task_indices(job)]
@@ -36,7 +38,7 @@ def wait_usable(
     """Block until a step touching every pair of tasks succeeds; returns the seconds waited.
 
     The step runs unoptimised (constant folding would keep every tensor on its own task), in a
-    new session each time, until it succeeds `successes` times in a row, 0.3 s apart: a peer's
+    new session each time, until it succeeds `successes` times in a row, `_GAP_S` apart: a peer's
     channel that is still settling fails a later run (once, under load, a step failed with
     "connection refused" right after two successes 0.2 s apart). Raises the last TF error
     (with the tasks named, as `ClusterSession` does) after `timeout`.
@@ -59,8 +61,8 @@ def wait_usable(
                 streak += 1
             except PEER_FAILURES:
                 streak = 0
-                if time.monotonic() - start + 0.3 > timeout:
+                if time.monotonic() - start + _GAP_S > timeout:
                     raise
         if streak < successes:
-            time.sleep(0.3)
+            time.sleep(_GAP_S)
     return time.monotonic() - start

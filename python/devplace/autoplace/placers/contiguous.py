@@ -168,7 +168,7 @@ def contiguous(problem: Problem) -> np.ndarray:
     state = Assigner(problem)
     orders = [depth_first_order(problem), depth_first_order(problem, False), list(problem.topo)]
     splits = [(*_split(problem, order, devs, cpus), order) for order in orders]
-    cost, piece, order = min(splits, key=lambda item: item[0])
+    _, piece, order = min(splits, key=lambda item: item[0])
     if piece is None:
         return _fill(problem, state, orders[0], devs)
     for p_, op in enumerate(order):
