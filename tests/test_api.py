@@ -64,7 +64,7 @@ def test_tf_is_compat_v1_in_tf1_behaviour():
 
 
 def test_import_leaves_the_heavy_parts_for_first_use():
-    heavy = ("devplace.plot", "devplace.autoplace", "devplace.cluster")
+    heavy = ("devplace.plot", "devplace.autoplacer", "devplace.cluster")
     code = f"import sys, devplace; print(*(m in sys.modules for m in {heavy!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "False"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import devplace as dp
-from devplace.autoplace import CostModel, InfeasibleError, Placement, PlacementError, autoplace
-from devplace.autoplace.tf_graph import problem_from_graph
+from devplace.autoplacer import CostModel, InfeasibleError, Placement, PlacementError, autoplace
+from devplace.autoplacer.tf_graph import problem_from_graph
 
 tf = dp.tf
 CPUS = ["/cpu:0", "/cpu:1"]

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace.autoplace import Device, InfeasibleError, PlacementError, Problem, place, simulate
-from devplace.autoplace.placers import BASELINES
-from devplace.autoplace.placers.contiguous import contiguous, depth_first_order
-from devplace.autoplace.placers.exhaustive import exhaustive
-from devplace.autoplace.placers.m_sct import favourite_parents
-from devplace.autoplace.placers.milp import milp_placement
-from devplace.autoplace.placers.search import search
-from devplace.autoplace.workloads import chain, fork_join, random_layered
+from devplace.autoplacer import Device, InfeasibleError, PlacementError, Problem, place, simulate
+from devplace.autoplacer.placers import BASELINES
+from devplace.autoplacer.placers.contiguous import contiguous, depth_first_order
+from devplace.autoplacer.placers.exhaustive import exhaustive
+from devplace.autoplacer.placers.m_sct import favourite_parents
+from devplace.autoplacer.placers.milp import milp_placement
+from devplace.autoplacer.placers.search import search
+from devplace.autoplacer.workloads import chain, fork_join, random_layered
 
 ALL = [*BASELINES, "contiguous", "search", "auto"]
 

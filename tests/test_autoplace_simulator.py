@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace.autoplace import Device, PlacementError, Problem, simulate
+from devplace.autoplacer import Device, PlacementError, Problem, simulate
 
 
 def make(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace.autoplace import (
+from devplace.autoplacer import (
     NVLINK,
     PCIE,
     CostModel,
@@ -19,9 +19,9 @@ from devplace.autoplace import (
     place,
     simulate,
 )
-from devplace.autoplace.command import place_file
-from devplace.autoplace.cost import device_kind
-from devplace.autoplace.workloads import (
+from devplace.autoplacer.command import place_file
+from devplace.autoplacer.cost import device_kind
+from devplace.autoplacer.workloads import (
     WORKLOAD_DIR,
     load_workload,
     shared_workloads,

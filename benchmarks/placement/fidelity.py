@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 import devplace as dp
-from devplace.autoplace import CostModel, fit_link, place, simulate
-from devplace.autoplace.tf_graph import problem_from_graph
+from devplace.autoplacer import CostModel, fit_link, place, simulate
+from devplace.autoplacer.tf_graph import problem_from_graph
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from devplace.autoplace import Problem, simulate
-from devplace.autoplace.placers import BASELINES
-from devplace.autoplace.placers.contiguous import contiguous
-from devplace.autoplace.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
-from devplace.autoplace.placers.milp import MAX_MILP_OPS, milp_placement
-from devplace.autoplace.placers.search import search
-from devplace.autoplace.strategies import place
-from devplace.autoplace.workloads import random_layered, shared_workloads, small_graphs
+from devplace.autoplacer import Problem, simulate
+from devplace.autoplacer.placers import BASELINES
+from devplace.autoplacer.placers.contiguous import contiguous
+from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
+from devplace.autoplacer.placers.milp import MAX_MILP_OPS, milp_placement
+from devplace.autoplacer.placers.search import search
+from devplace.autoplacer.strategies import place
+from devplace.autoplacer.workloads import random_layered, shared_workloads, small_graphs
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,8 +39,8 @@ HERE = Path(__file__).resolve().parent
 def tf_problems() -> list[Problem]:
     """The TF benchmark graphs, profiled on this machine's CPU (median of 5 runs)."""
     import devplace as dp
-    from devplace.autoplace import CostModel
-    from devplace.autoplace.tf_graph import problem_from_graph
+    from devplace.autoplacer import CostModel
+    from devplace.autoplacer.tf_graph import problem_from_graph
 
     sys.path.insert(0, str(HERE))
     from models import MODELS

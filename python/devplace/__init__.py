@@ -2,16 +2,19 @@
 
 `import devplace as dp` gives TF1 graph mode (`dp.tf` is `tensorflow.compat.v1`), device scopes
 (`dp.cpu`, `dp.gpu`, `dp.device`), device functions, colocated gradients, configurable sessions,
-profiles and placement reports. See DESIGN.md for the contract shared with the Julia package.
+profiles and placement reports. See docs/design.md for the contract shared with the Julia package.
 """
 
 import importlib
 
 from devplace._tf import tf
 from devplace.devices import Device, DeviceSpecError, canonical_device, parse_device
-from devplace.gradients import gradients
+from devplace.differentiation import gradients
+from devplace.errors import Error
 from devplace.layers import UPDATE_OPS, batch_norm, bn, with_updates
-from devplace.placement import (
+from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
+from devplace.report import OpPlacement, PlacementReport, Transfer, placement
+from devplace.scopes import (
     PS_OPS,
     assign_to_device,
     by_op_type,
@@ -22,8 +25,6 @@ from devplace.placement import (
     round_robin,
     variables_on_cpu,
 )
-from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
-from devplace.report import OpPlacement, PlacementReport, Transfer, placement
 from devplace.session import (
     DEFAULT_REMOTE_TIMEOUT,
     DevicePlacementError,
@@ -76,8 +77,8 @@ _LAZY = {
     "compare_profiles": "devplace.plot",
     "read_trace": "devplace.trace",
     "TraceError": "devplace.trace",
-    "autoplace": "devplace.autoplace",
-    "Placement": "devplace.autoplace",
+    "autoplace": "devplace.autoplacer",
+    "Placement": "devplace.autoplacer",
     "LocalCluster": "devplace.cluster",
     "ClusterSession": "devplace.cluster",
 }
@@ -108,6 +109,7 @@ __all__ = [
     "Device",
     "DevicePlacementError",
     "DeviceSpecError",
+    "Error",
     "GraphKeys",
     "OpPlacement",
     "OpStat",

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from devplace.errors import Error
+
 __all__ = ["Device", "DeviceSpecError", "canonical_device", "parse_device"]
 
 _HINT = (
@@ -24,7 +26,7 @@ _INDEX = re.compile(r"[0-9]+\Z")
 _TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
-class DeviceSpecError(ValueError):
+class DeviceSpecError(Error, ValueError):
     """A device string or spec that cannot be understood; the message quotes it."""
 
     def __init__(self, spec: object, problem: str):

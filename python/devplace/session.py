@@ -13,6 +13,7 @@ import numpy as np
 from devplace._fdcapture import capture_fds
 from devplace._tf import tf
 from devplace.devices import canonical_device
+from devplace.errors import Error
 
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
@@ -41,7 +42,7 @@ def short_device(name: str) -> str:
     return canonical_device(name) if name else name
 
 
-class DevicePlacementError(tf.errors.InvalidArgumentError):
+class DevicePlacementError(Error, tf.errors.InvalidArgumentError):
     """An op could not be put on the device it asked for (no such device, or no kernel)."""
 
     def __init__(self, op: str, requested: str, available: list[str], original: Any):

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from devplace.errors import Error
+
 __all__ = [
     "Trace",
     "TraceError",
@@ -31,7 +33,7 @@ _DEVICE = re.compile(r"/device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 
 
-class TraceError(ValueError):
+class TraceError(Error, ValueError):
     """A trace file that is missing or is not a TensorFlow Chrome trace; names the file."""
 
     def __init__(self, source: str, problem: str, hint: str = _HINT):

@@ -297,7 +297,7 @@ greedy_by_bytes(devices) = dpcall("greedy_by_bytes", devices)
 
 Place the ops that `fetches` need on `devices` (a vector of device strings), choosing the
 placement whose step time the cost model and simulator predict to be shortest; forwards to
-Python's `devplace.autoplace` (every keyword goes there). `profile` may be a
+Python's `devplace.autoplacer` (every keyword goes there). `profile` may be a
 `run_profile(...; repeat=N)` result (measured op times); `memory` a Dict of byte caps per device.
 
 The result is the Python `Placement`:

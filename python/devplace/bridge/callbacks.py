@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from devplace.errors import Error
+
 __all__ = ["JuliaError", "JuliaFunction"]
 
 
@@ -15,7 +17,7 @@ class _Caller(Protocol):
     def drop_julia(self, id: int) -> None: ...
 
 
-class JuliaError(Exception):
+class JuliaError(Error):
     """A Julia exception thrown inside a Julia callable (or a `@pywith` body)."""
 
     def __init__(self, julia_type: str, message: str, traceback: str = "") -> None:

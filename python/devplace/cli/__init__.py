@@ -18,7 +18,7 @@ SUBCOMMANDS = {
     "profile": "devplace.cli.profile",
     "devices": "devplace.cli.devices",
     "cluster": "devplace.cli.cluster",
-    "place": "devplace.autoplace.command",
+    "place": "devplace.autoplacer.command",
 }
 
 

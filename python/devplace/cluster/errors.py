@@ -15,6 +15,7 @@ from typing import Any
 from devplace._tf import tf
 from devplace.cluster import spec as specs
 from devplace.cluster.probe import ALIVE, GONE, SILENT, probe_all
+from devplace.errors import Error
 
 __all__ = [
     "PEER_FAILURES",
@@ -47,7 +48,7 @@ class TaskStatus:
         return f"task {specs.task_name(self.job, self.task)} at {self.address}"
 
 
-class _PeerError:
+class _PeerError(Error):
     """What the peer errors add to TF's: the probed tasks, the tasks at fault, TF's error."""
 
     def __init__(self, original: Any, message: str, statuses: list[TaskStatus]):

@@ -29,6 +29,7 @@ from devplace.cluster import netns, procs
 from devplace.cluster import spec as specs
 from devplace.cluster.ready import wait_usable
 from devplace.cluster.state import ClusterState, ProcessEntry
+from devplace.errors import Error
 
 __all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster"]
 
@@ -36,7 +37,7 @@ _FORWARDER = "forwarder"
 _warned = False
 
 
-class ClusterStartError(RuntimeError):
+class ClusterStartError(Error, RuntimeError):
     """The local cluster could not be started; the message says which process and why."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from devplace._tf import tf
 from devplace.cluster import atomic
 from devplace.devices import Device, canonical_device
+from devplace.errors import Error
 
 __all__ = [
     "ClusterSpecError",
@@ -45,7 +46,7 @@ _ADDRESS = re.compile(r"(?P<host>[A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[
 _HINT = 'a spec looks like {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223"]}'
 
 
-class ClusterSpecError(ValueError):
+class ClusterSpecError(Error, ValueError):
     """A cluster spec that cannot be used; the message names the part at fault."""
 
 

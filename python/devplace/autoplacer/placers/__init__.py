@@ -1,6 +1,6 @@
 """One module per placer family; every placer maps a `Problem` to a device index per op.
 
-Placers never score themselves: `devplace.autoplace.simulator.simulate` scores them all.
+Placers never score themselves: `devplace.autoplacer.simulator.simulate` scores them all.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers.heft import heft
-from devplace.autoplace.placers.human import human
-from devplace.autoplace.placers.m_etf import m_etf
-from devplace.autoplace.placers.m_sct import m_sct
-from devplace.autoplace.placers.m_topo import m_topo
-from devplace.autoplace.placers.round_robin import round_robin
-from devplace.autoplace.placers.single import single_device
-from devplace.autoplace.placers.tf_default import tf_default
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers.heft import heft
+from devplace.autoplacer.placers.human import human
+from devplace.autoplacer.placers.m_etf import m_etf
+from devplace.autoplacer.placers.m_sct import m_sct
+from devplace.autoplacer.placers.m_topo import m_topo
+from devplace.autoplacer.placers.round_robin import round_robin
+from devplace.autoplacer.placers.single import single_device
+from devplace.autoplacer.placers.tf_default import tf_default
 
 __all__ = [
     "BASELINES",

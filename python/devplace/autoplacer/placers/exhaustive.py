@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from devplace.autoplace.graph import InfeasibleError, PlacementError, Problem
-from devplace.autoplace.placers._common import Assigner, device_classes
-from devplace.autoplace.simulator import simulate
+from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.placers._common import Assigner, device_classes
+from devplace.autoplacer.simulator import simulate
 
 __all__ = ["MAX_EXHAUSTIVE_OPS", "exhaustive"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplace.graph import InfeasibleError, Problem
+from devplace.autoplacer.graph import InfeasibleError, Problem
 
 __all__ = ["Assigner", "data_ready", "device_classes", "mean_comm", "upward_rank"]
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers._common import Assigner
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["all_on", "single_device"]
 

@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from devplace.autoplace.cost import CostModel
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers.search import DEFAULT_BUDGET_S
-from devplace.autoplace.simulator import Schedule, simulate
-from devplace.autoplace.strategies import place
+from devplace.autoplacer.cost import CostModel
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
+from devplace.autoplacer.simulator import Schedule, simulate
+from devplace.autoplacer.strategies import place
 
 __all__ = ["Placement", "autoplace"]
 
@@ -78,9 +78,9 @@ def autoplace(
     cost: a `CostModel` (links, speed factors, shared CPU pool); profile: a
     `dp.run_profile(..., repeat=N)` result giving measured op times and sizes (without one, a
     static estimate from shapes is used); memory: caps in bytes per device name; strategy: see
-    `devplace.autoplace.strategies.place`; budget: seconds for the search.
+    `devplace.autoplacer.strategies.place`; budget: seconds for the search.
     """
-    from devplace.autoplace.tf_graph import problem_from_graph
+    from devplace.autoplacer.tf_graph import problem_from_graph
 
     t0 = time.perf_counter()
     problem, ops = problem_from_graph(

@@ -6,11 +6,11 @@ parts (problem, cost model, simulator, placers, workloads) never touch TensorFlo
 
 from __future__ import annotations
 
-from devplace.autoplace.api import Placement, autoplace
-from devplace.autoplace.cost import NVLINK, PCIE, SHARED, CostModel, Link, fit_link
-from devplace.autoplace.graph import Device, InfeasibleError, PlacementError, Problem
-from devplace.autoplace.simulator import Schedule, simulate
-from devplace.autoplace.strategies import STRATEGIES, place
+from devplace.autoplacer.api import Placement, autoplace
+from devplace.autoplacer.cost import NVLINK, PCIE, SHARED, CostModel, Link, fit_link
+from devplace.autoplacer.graph import Device, InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.simulator import Schedule, simulate
+from devplace.autoplacer.strategies import STRATEGIES, place
 
 __all__ = [
     "NVLINK",

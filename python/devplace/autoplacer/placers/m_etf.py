@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplace.graph import InfeasibleError, Problem
-from devplace.autoplace.placers._common import Assigner, data_ready, upward_rank
+from devplace.autoplacer.graph import InfeasibleError, Problem
+from devplace.autoplacer.placers._common import Assigner, data_ready, upward_rank
 
 __all__ = ["etf_schedule", "m_etf"]
 

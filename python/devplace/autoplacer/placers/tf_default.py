@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers.single import all_on
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers.single import all_on
 
 __all__ = ["tf_default"]
 

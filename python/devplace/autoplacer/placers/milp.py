@@ -19,8 +19,8 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from devplace.autoplace.graph import InfeasibleError, PlacementError, Problem
-from devplace.autoplace.placers._common import Assigner
+from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["MAX_MILP_OPS", "MilpResult", "milp_placement"]
 

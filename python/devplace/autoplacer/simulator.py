@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
+from devplace.autoplacer.graph import Problem
 
 __all__ = ["Schedule", "simulate"]
 

@@ -15,8 +15,8 @@ from collections import deque
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers._common import Assigner
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["contiguous", "depth_first_order"]
 

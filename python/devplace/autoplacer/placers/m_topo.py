@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers._common import Assigner
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["m_topo"]
 

@@ -6,12 +6,12 @@ import time
 
 import numpy as np
 
-from devplace.autoplace.graph import PlacementError, Problem
-from devplace.autoplace.placers import BASELINES
-from devplace.autoplace.placers.contiguous import contiguous
-from devplace.autoplace.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
-from devplace.autoplace.placers.milp import milp_placement
-from devplace.autoplace.placers.search import DEFAULT_BUDGET_S, search
+from devplace.autoplacer.graph import PlacementError, Problem
+from devplace.autoplacer.placers import BASELINES
+from devplace.autoplacer.placers.contiguous import contiguous
+from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
+from devplace.autoplacer.placers.milp import milp_placement
+from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, search
 
 __all__ = ["STRATEGIES", "place"]
 

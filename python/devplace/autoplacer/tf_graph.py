@@ -16,10 +16,10 @@ import numpy as np
 from tensorflow.python.framework import kernels
 
 from devplace._tf import tf
-from devplace.autoplace.cost import CostModel, device_kind
-from devplace.autoplace.graph import Device, PlacementError, Problem
+from devplace.autoplacer.cost import CostModel, device_kind
+from devplace.autoplacer.graph import Device, PlacementError, Problem
 from devplace.devices import DeviceSpecError, canonical_device, parse_device
-from devplace.placement import PS_OPS, variable_bytes
+from devplace.scopes import PS_OPS, variable_bytes
 
 __all__ = ["estimate_us", "fetch_closure", "problem_from_graph"]
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from devplace.errors import Error
+
 __all__ = ["Device", "InfeasibleError", "PlacementError", "Problem"]
 
 
-class PlacementError(ValueError):
+class PlacementError(Error, ValueError):
     """A placement problem or assignment that cannot be used; the message names the input."""
 
 

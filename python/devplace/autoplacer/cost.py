@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import nnls
 
-from devplace.autoplace.graph import PlacementError
+from devplace.autoplacer.graph import PlacementError
 
 __all__ = ["NVLINK", "PCIE", "SHARED", "CostModel", "Link", "device_kind", "fit_link"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from devplace.autoplace.graph import Device, PlacementError, Problem
+from devplace.autoplacer.graph import Device, PlacementError, Problem
 
 __all__ = [
     "WORKLOAD_DIR",

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from devplace.autoplace.graph import InfeasibleError, Problem
-from devplace.autoplace.placers._common import Assigner, device_classes
-from devplace.autoplace.simulator import Schedule, simulate
+from devplace.autoplacer.graph import InfeasibleError, Problem
+from devplace.autoplacer.placers._common import Assigner, device_classes
+from devplace.autoplacer.simulator import Schedule, simulate
 
 __all__ = ["DEFAULT_BUDGET_S", "improve", "search"]
 
@@ -113,8 +113,8 @@ def improve(
 
 def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
     """Best portfolio member, improved by local search (see the module docstring)."""
-    from devplace.autoplace.placers import BASELINES
-    from devplace.autoplace.placers.contiguous import contiguous
+    from devplace.autoplacer.placers import BASELINES
+    from devplace.autoplacer.placers.contiguous import contiguous
 
     deadline = time.perf_counter() + budget_s
     starts: list[tuple[tuple[float, float], np.ndarray]] = []

@@ -8,11 +8,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-from devplace.autoplace.graph import PlacementError
-from devplace.autoplace.placers.search import DEFAULT_BUDGET_S
-from devplace.autoplace.simulator import simulate
-from devplace.autoplace.strategies import STRATEGIES, place
-from devplace.autoplace.workloads import load_workload
+from devplace.autoplacer.graph import PlacementError
+from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
+from devplace.autoplacer.simulator import simulate
+from devplace.autoplacer.strategies import STRATEGIES, place
+from devplace.autoplacer.workloads import load_workload
 
 __all__ = ["main", "place_file", "register", "run"]
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry (`python -m devplace.autoplace`)."""
+    """Command line entry (`python -m devplace.autoplacer`)."""
     parser = argparse.ArgumentParser(prog="devplace place", description=__doc__)
     _add_arguments(parser)
     return run(parser.parse_args(argv))

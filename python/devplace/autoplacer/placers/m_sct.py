@@ -13,9 +13,9 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from devplace.autoplace.graph import Problem
-from devplace.autoplace.placers._common import mean_comm
-from devplace.autoplace.placers.m_etf import etf_schedule
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers._common import mean_comm
+from devplace.autoplacer.placers.m_etf import etf_schedule
 
 __all__ = ["favourite_parents", "m_sct"]
 
