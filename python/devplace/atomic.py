@@ -1,0 +1,86 @@
+"""Files replaced whole: a reader sees the old content or the new, never a half-written file.
+
+Every file devplace writes for a user (traces, placements, pictures, spec and state files,
+JSON/CSV exports) goes through `replace_file`: the content is written to a temporary file in the
+same folder, flushed to disk, and renamed over the target. A failure at any point (a full disk,
+an exception while serialising) leaves the previous file whole, removes the temporary file and
+raises `FileWriteError` naming the path. Standard library only, so that processes which do not
+import TensorFlow (the cluster forwarder) can use it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["FileWriteError", "replace_file", "write_bytes", "write_text"]
+
+
+class FileWriteError(OSError):
+    """A file could not be written; the previous content (if any) is left as it was."""
+
+
+@contextlib.contextmanager
+def replace_file(
+    path: str | os.PathLike[str], mode: str = "w", **open_kwargs: Any
+) -> Iterator[IO[Any]]:
+    """Open a temporary file beside `path` for writing; on success rename it over `path`.
+
+    `mode` is "w" (text, UTF-8 unless `encoding` is given) or "wb". The folder must exist:
+    a missing folder is an error naming it rather than a silently created tree.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"replace_file: mode must be 'w' or 'wb', got {mode!r}")
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileWriteError(
+            f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist "
+            "(create it first or choose another path)"
+        )
+    if "b" not in mode:
+        open_kwargs.setdefault("encoding", "utf-8")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise FileWriteError(f"cannot write {str(target)!r}: {err.strerror or err}") from err
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, mode, **open_kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        if target.exists():
+            # keep the permissions of the file being replaced
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        tmp.replace(target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise FileWriteError(
+            f"cannot write {str(target)!r}: {err.strerror or err}; the previous file is unchanged"
+        ) from err
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write `text` to `path` atomically (see `replace_file`); returns the path."""
+    with replace_file(path, "w") as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write `data` to `path` atomically (see `replace_file`); returns the path."""
+    with replace_file(path, "wb") as handle:
+        handle.write(data)
+    return Path(path)
