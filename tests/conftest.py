@@ -1,8 +1,34 @@
-"""Shared fixtures: every test builds its graph in a fresh default graph."""
+"""Shared fixtures and device facts for every test.
 
-import pytest
+Tests derive what they expect from the devices this machine really has: `GPUS` lists the local
+GPUs TensorFlow sees (empty on CPU-only machines such as CI), and `requires_gpu` skips a test
+with a reason where there is none.
+"""
 
-import devplace as dp
+import os
+
+# Before TensorFlow loads: a test process must never take all of a GPU's memory (several test
+# processes share one GPU, and TF otherwise maps nearly all of it at the first session).
+os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+
+import pytest  # noqa: E402
+
+import devplace as dp  # noqa: E402
+
+GPUS = [f"/device:GPU:{i}" for i, _ in enumerate(dp.tf.config.list_physical_devices("GPU"))]
+"""The local GPUs, canonical names, in TensorFlow's order."""
+
+HAS_GPU = bool(GPUS)
+
+#: Where an op with no device request runs: TF's default device, GPU:0 when a GPU exists.
+DEFAULT_DEVICE = GPUS[0] if GPUS else "/device:CPU:0"
+
+requires_gpu = pytest.mark.skipif(
+    not HAS_GPU, reason="needs a GPU: TensorFlow sees none on this machine"
+)
+requires_no_gpu = pytest.mark.skipif(
+    HAS_GPU, reason="checks CPU-only behaviour (a GPU pin failing without soft placement)"
+)
 
 
 @pytest.fixture(autouse=True)
