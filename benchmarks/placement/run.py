@@ -25,11 +25,9 @@ from typing import Any
 import numpy as np
 
 from devplace.autoplacer import Problem, simulate
-from devplace.autoplacer.placers import BASELINES
-from devplace.autoplacer.placers.contiguous import contiguous
-from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
-from devplace.autoplacer.placers.milp import MAX_MILP_OPS, milp_placement
-from devplace.autoplacer.placers.search import search
+from devplace.autoplacer.placers import BASELINES, PLACERS
+from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS
+from devplace.autoplacer.placers.milp import milp_placement
 from devplace.autoplacer.strategies import place
 from devplace.autoplacer.workloads import random_layered, shared_workloads, small_graphs
 
@@ -73,22 +71,24 @@ def timed(fn: Any) -> tuple[Any, float]:
 def bench_problem(problem: Problem, budget: float, exact_limit: float) -> dict[str, Any]:
     """Every placer on one problem, with its lower bound and optimum where known."""
     rows = []
-    placers: dict[str, Any] = {**BASELINES, "contiguous": contiguous}
-    placers["search"] = lambda p: search(p, budget)
-    placers["auto"] = lambda p: place(p, "auto", budget)
-    groups = len(np.unique(problem.groups))
-    if groups <= MAX_EXHAUSTIVE_OPS:
-        placers["exhaustive"] = lambda p: exhaustive(p, time_limit=exact_limit)
     milp_result = None
-    if problem.n <= MAX_MILP_OPS:
 
-        def run_milp(p: Problem) -> np.ndarray:
-            """Solve the MILP, keeping its result for the bound."""
-            nonlocal milp_result
-            milp_result = milp_placement(p, time_limit=exact_limit)
-            return milp_result.assignment
+    def run_milp(p: Problem) -> np.ndarray:
+        """Solve the MILP, keeping its result for the bound."""
+        nonlocal milp_result
+        milp_result = milp_placement(p, time_limit=exact_limit)
+        return milp_result.assignment
 
-        placers["milp"] = run_milp
+    placers: dict[str, Any] = {}
+    for name, pl in PLACERS.items():
+        if not pl.fits(problem):
+            continue
+        if name == "milp":
+            placers[name] = run_milp
+        else:
+            limit = exact_limit if pl.scaling == "exponential" else budget
+            placers[name] = lambda p, pl=pl, limit=limit: pl.run(p, limit)
+    placers["auto"] = lambda p: place(p, "auto", budget)
     for name, placer in placers.items():
         assignment, seconds = timed(lambda placer=placer: placer(problem))
         s = simulate(problem, assignment)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from devplace.autoplacer.api import Placement, autoplace
 from devplace.autoplacer.cost import NVLINK, PCIE, SHARED, CostModel, Link, fit_link
 from devplace.autoplacer.graph import Device, InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.placers import PLACERS, Placer
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import STRATEGIES, place
 
 __all__ = [
     "NVLINK",
     "PCIE",
+    "PLACERS",
     "SHARED",
     "STRATEGIES",
     "CostModel",
@@ -22,6 +24,7 @@ __all__ = [
     "InfeasibleError",
     "Link",
     "Placement",
+    "Placer",
     "PlacementError",
     "Problem",
     "Schedule",
