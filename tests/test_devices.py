@@ -1,10 +1,22 @@
-"""Device strings: every form TF accepts, canonical output, and clear errors."""
+"""Device strings: every form TF accepts, canonical output, TF's merge rule, and clear errors.
+
+Parse and merge are checked against TensorFlow's own `DeviceSpec` and against what a real
+nested `tf.device` writes into `op.device`.
+"""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import devplace as dp
+from devplace.devices import (
+    MAX_INDEX,
+    MAX_SPEC_LENGTH,
+    matches,
+    runtime_device,
+    short_device,
+    split_lane,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,6 +36,7 @@ import devplace as dp
         ("/task:3", "/task:3"),
         ("", ""),
         ("/tpu:0", "/device:TPU:0"),
+        (f"/cpu:{MAX_INDEX}", f"/device:CPU:{MAX_INDEX}"),
     ],
 )
 def test_canonical_forms_match_tensorflow(spec, canonical):
@@ -50,6 +63,11 @@ def test_device_spec_objects_are_accepted():
         ("/job:1x", "not an identifier"),
         ("/task:one", "task must be a non-negative integer"),
         ("/cpu:0//gpu", "cannot read the part ''"),
+        (" / ", "contain no spaces"),
+        ("/cpu:0 ", "contain no spaces"),
+        ("/", "names no device"),
+        ("/cpu:" + "9" * 40, f"above the maximum {MAX_INDEX}"),
+        (f"/task:{MAX_INDEX + 1}", f"task '{MAX_INDEX + 1}' is above the maximum {MAX_INDEX}"),
     ],
 )
 def test_malformed_strings_raise_device_spec_error_quoting_input(spec, fragment):
@@ -60,6 +78,17 @@ def test_malformed_strings_raise_device_spec_error_quoting_input(spec, fragment)
     assert fragment in message
     assert "expected e.g." in message  # the hint
     assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, dp.Error)
+
+
+def test_overlong_specs_are_refused_with_the_limit_and_a_shortened_quote():
+    spec = "/job:" + "a" * 10000
+    with pytest.raises(dp.DeviceSpecError) as info:
+        dp.canonical_device(spec)
+    message = str(info.value)
+    assert f"longer than the maximum of {MAX_SPEC_LENGTH} characters" in message
+    assert "'/job:aaaa" in message and "(10005 characters)" in message
+    assert len(message) < 400
 
 
 def test_non_strings_are_rejected_by_type_name():
@@ -67,10 +96,66 @@ def test_non_strings_are_rejected_by_type_name():
         dp.canonical_device(3)
 
 
-def test_merge_follows_nesting_rules():
+def test_merge_follows_tensorflows_nesting_rule():
     outer = dp.parse_device("/job:worker/device:GPU:0")
     assert str(outer.merge(dp.parse_device("/device:CPU:1"))) == "/job:worker/device:CPU:1"
+    assert str(outer.merge(dp.parse_device("/device:CPU:*"))) == "/job:worker/device:CPU:0"
     assert str(outer.merge(dp.parse_device("/job:ps"))) == "/job:ps/device:GPU:0"
+
+
+@pytest.mark.parametrize(
+    ("name", "device", "lane"),
+    [
+        ("/job:localhost/replica:0/task:0/device:CPU:0", "/device:CPU:0", ""),
+        ("/job:localhost/replica:0/task:0/device:GPU:0/stream:13", "/device:GPU:0", "stream:13"),
+        ("/device:GPU:0/stream:14<MemcpyH2D>", "/device:GPU:0", "stream:14<MemcpyH2D>"),
+        ("/device:GPU:0/memcpy", "/device:GPU:0", "memcpy"),
+        (
+            "/job:worker/replica:0/task:1/device:CPU:0",
+            "/job:worker/replica:0/task:1/device:CPU:0",
+            "",
+        ),
+        ("/cpu:1", "/device:CPU:1", ""),
+        ("", "", ""),
+    ],
+)
+def test_runtime_names_split_into_short_device_and_lane(name, device, lane):
+    assert split_lane(name) == (device, lane)
+    assert short_device(name) == (f"{device}/{lane}" if lane else device)
+
+
+def test_runtime_and_short_names_convert_both_ways():
+    assert runtime_device("/cpu:1") == "/job:localhost/replica:0/task:0/device:CPU:1"
+    assert runtime_device("/job:ps/task:2/gpu:0") == "/job:ps/task:2/device:GPU:0"
+    assert short_device(runtime_device("/gpu:3")) == "/device:GPU:3"
+    with pytest.raises(dp.DeviceSpecError, match="needs a device type and index"):
+        runtime_device("/device:CPU:*")
+
+
+@pytest.mark.parametrize(
+    ("spec", "device", "expected"),
+    [
+        ("/gpu:0", "/job:localhost/replica:0/task:0/device:GPU:0", True),
+        ("/device:CPU:*", "/device:CPU:3", True),
+        ("/cpu:0", "/device:CPU:1", False),
+        ("/job:localhost/cpu:0", "/device:CPU:0", True),
+        ("/job:ps/cpu:0", "/device:CPU:0", False),
+        ("/job:ps", "/job:ps/replica:0/task:0/device:GPU:1", True),
+        ("/task:1", "/job:ps/replica:0/task:0/device:CPU:0", False),
+        ("", "/device:GPU:0", True),
+    ],
+)
+def test_a_partial_spec_matches_the_devices_that_agree_on_every_field_it_names(
+    spec, device, expected
+):
+    assert matches(spec, device) is expected
+
+
+def test_session_device_names_match_their_own_short_names():
+    with dp.Session(cpus=2) as sess:
+        for d in sess.list_devices():
+            assert matches(short_device(d.name), d.name)
+            assert runtime_device(short_device(d.name)) == d.name
 
 
 devices = st.builds(
@@ -83,16 +168,65 @@ devices = st.builds(
 ).filter(lambda d: d.device_type is not None or d.device_index is None)
 
 
+@st.composite
+def written_forms(draw):
+    """A device and one of the ways a user may write it (short or long, any case of type)."""
+    device = draw(devices)
+    parts = []
+    if device.job is not None:
+        parts.append(f"/job:{device.job}")
+    if device.replica is not None:
+        parts.append(f"/replica:{device.replica}")
+    if device.task is not None:
+        parts.append(f"/task:{device.task}")
+    if device.device_type is not None:
+        kind = draw(st.sampled_from([str.lower, str.upper]))(device.device_type)
+        index = "*" if device.device_index is None else device.device_index
+        # TF reads the short form only for the types it knows (not XLA_CPU).
+        short_ok = device.device_index is not None and device.device_type in ("CPU", "GPU", "TPU")
+        long = not short_ok or draw(st.booleans())
+        parts.append(f"/device:{kind}:{index}" if long else f"/{kind}:{index}")
+    return device, "".join(parts)
+
+
+def _tf_fields(spec):
+    # TF upper-cases only cpu and gpu; the runtime's type names are upper case, so are ours.
+    kind = spec.device_type and spec.device_type.upper()
+    return (spec.job, spec.replica, spec.task, kind, spec.device_index)
+
+
+@given(written_forms())
+def test_parse_agrees_with_tensorflows_device_spec(form):
+    device, text = form
+    ours = dp.parse_device(text)
+    assert ours == device
+    theirs = dp.tf.DeviceSpec.from_string(text)
+    assert (ours.job, ours.replica, ours.task, ours.device_type, ours.device_index) == (
+        _tf_fields(theirs)
+    )
+    assert dp.canonical_device(text) == dp.tf.DeviceSpec(*_tf_fields(theirs)).to_string()
+
+
 @given(devices)
 def test_round_trip(device):
     assert dp.parse_device(device.to_string()) == device
     assert dp.canonical_device(device.to_string()) == device.to_string()
 
 
-@given(devices)
-def test_tensorflow_reads_our_canonical_strings_the_same(device):
-    ours = device.to_string()
-    assert dp.tf.DeviceSpec.from_string(ours).to_string() == ours
+@given(devices, devices)
+def test_merge_equals_tensorflows_make_merged_spec(outer, inner):
+    theirs = dp.tf.DeviceSpec.from_string(str(outer)).make_merged_spec(
+        dp.tf.DeviceSpec.from_string(str(inner))
+    )
+    assert str(outer.merge(inner)) == theirs.to_string()
+
+
+@given(devices, devices)
+def test_merge_equals_what_nested_tf_device_scopes_write(outer, inner):
+    with dp.tf.Graph().as_default():
+        with dp.tf.device(str(outer)), dp.tf.device(str(inner)):
+            op = dp.constant(1.0).op
+    assert str(outer.merge(inner)) == op.device
 
 
 @given(st.text(max_size=40))

@@ -1,21 +1,43 @@
-"""Device strings: parse, validate, merge and print them the way TensorFlow does.
+"""Device strings: parse, validate, merge, match and print them the way TensorFlow does.
 
 A `Device` is a small immutable value (job, replica, task, type, index), every field optional,
 like TF's `DeviceSpec`. Unlike `DeviceSpec.from_string`, parsing is strict: anything TF would
-misread silently (`/job:a/job:b`, `/gpu:-1`) or reject with a bare `ValueError` raises
-`DeviceSpecError`, which quotes the input and says what a valid string looks like.
+misread silently (`/job:a/job:b`, `/gpu:-1`, `/cpu:99999999999`) or reject with a bare
+`ValueError` raises `DeviceSpecError`, which quotes the input and says what a valid string looks
+like. This module is the one owner of device meaning: the runtime's long names
+(`/job:localhost/replica:0/task:0/device:CPU:0`) and the short ones users write convert here, and
+`matches` is the one test of a partial request against a concrete device.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from devplace.errors import Error
 
-__all__ = ["Device", "DeviceSpecError", "canonical_device", "parse_device"]
+__all__ = [
+    "LOCAL_PREFIX",
+    "MAX_INDEX",
+    "MAX_SPEC_LENGTH",
+    "Device",
+    "DeviceSpecError",
+    "canonical_device",
+    "matches",
+    "parse_device",
+    "runtime_device",
+    "short_device",
+    "split_lane",
+]
+
+#: Largest task, replica or device index: TensorFlow keeps them as 32-bit signed integers.
+MAX_INDEX = 2**31 - 1
+#: Longest device string accepted (job names included); longer input is refused unread.
+MAX_SPEC_LENGTH = 512
+#: What the runtime puts before a device of the local (in-process) session.
+LOCAL_PREFIX = "/job:localhost/replica:0/task:0"
 
 _HINT = (
     "expected e.g. '/cpu:0', '/GPU:1', '/device:GPU:0', '/job:ps/task:0/cpu:0' "
@@ -24,6 +46,18 @@ _HINT = (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INDEX = re.compile(r"[0-9]+\Z")
 _TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+# A runtime device name and what follows it in trace lanes (`/stream:13`, `/memcpy`, ...).
+_RUNTIME_NAME = re.compile(
+    r"(?P<device>(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/device:[A-Za-z_]+:\d+)"
+    r"(?:/(?P<lane>.+))?\Z"
+)
+
+
+def _quoted(spec: object) -> str:
+    """`repr(spec)`, shortened for long strings (an error message is not a dump)."""
+    if isinstance(spec, str) and len(spec) > 100:
+        return f"{spec[:60]!r}... ({len(spec)} characters)"
+    return repr(spec)
 
 
 class DeviceSpecError(Error, ValueError):
@@ -32,7 +66,7 @@ class DeviceSpecError(Error, ValueError):
     def __init__(self, spec: object, problem: str):
         self.spec = spec
         self.problem = problem
-        super().__init__(f"malformed device {spec!r}: {problem}; {_HINT}")
+        super().__init__(f"malformed device {_quoted(spec)}: {problem}; {_HINT}")
 
 
 @dataclass(frozen=True)
@@ -62,43 +96,56 @@ class Device:
     __str__ = to_string
 
     def merge(self, other: Device) -> Device:
-        """This spec with every field that `other` sets overriding it (TF's nesting rule)."""
-        changes = {k: v for k, v in other.__dict__.items() if v is not None}
-        if other.device_type is not None and other.device_index is None:
-            changes["device_index"] = None
-        return replace(self, **changes)
+        """This spec with every field `other` sets overriding it.
 
-    @property
-    def local(self) -> Device:
-        """The device part only, without job, replica and task."""
-        return Device(device_type=self.device_type, device_index=self.device_index)
-
-    @property
-    def is_gpu(self) -> bool:
-        """True for a GPU device."""
-        return self.device_type == "GPU"
+        TF's nesting rule (`DeviceSpec.make_merged_spec`, nested `tf.device` scopes): field by
+        field, so `/job:worker/device:GPU:0` merged with `/device:CPU:*` is
+        `/job:worker/device:CPU:0`; the unset index keeps the outer one.
+        """
+        return replace(
+            self,
+            **{
+                f.name: getattr(other, f.name)
+                for f in fields(other)
+                if getattr(other, f.name) is not None
+            },
+        )
 
 
 def _parse_index(spec: object, field: str, text: str) -> int:
     if not _INDEX.match(text):
         raise DeviceSpecError(spec, f"{field} must be a non-negative integer, got {text!r}")
+    if len(text) > len(str(MAX_INDEX)) or int(text) > MAX_INDEX:
+        raise DeviceSpecError(spec, f"{field} {_quoted(text)} is above the maximum {MAX_INDEX}")
     return int(text)
+
+
+def _parse_type(spec: object, text: str) -> str:
+    if not _TYPE.match(text):
+        raise DeviceSpecError(spec, f"device type {text!r} is not a name like CPU or GPU")
+    return text.upper()
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse_string(spec: str) -> Device:
-    fields: dict[str, Any] = {}
+    if not spec:
+        return Device()
+    if len(spec) > MAX_SPEC_LENGTH:
+        raise DeviceSpecError(
+            spec, f"it is longer than the maximum of {MAX_SPEC_LENGTH} characters"
+        )
+    if spec != spec.strip() or any(c.isspace() for c in spec):
+        raise DeviceSpecError(spec, "device strings contain no spaces")
+    text = spec[1:] if spec.startswith("/") else spec
+    if not text:
+        raise DeviceSpecError(spec, "it names no device (use '' or None for no device)")
+    found: dict[str, Any] = {}
 
     def put(key: str, value: Any) -> None:
-        if key in fields:
+        if key in found:
             raise DeviceSpecError(spec, f"'{key}' is given twice")
-        fields[key] = value
+        found[key] = value
 
-    text = spec.strip()
-    if text.startswith("/"):
-        text = text[1:]
-    if not text:
-        return Device()
     for part in text.split("/"):
         pieces = part.split(":")
         key = pieces[0].lower()
@@ -108,25 +155,15 @@ def _parse_string(spec: str) -> Device:
             put("job", pieces[1])
         elif key in ("replica", "task") and len(pieces) == 2:
             put(key, _parse_index(spec, key, pieces[1]))
-        elif key == "device" and len(pieces) == 3:
-            put("device_type", _parse_type(spec, pieces[1]))
-            put(
-                "device_index", None if pieces[2] == "*" else _parse_index(spec, "index", pieces[2])
-            )
-        elif len(pieces) == 2 and key not in ("job", "replica", "task", "device"):
-            put("device_type", _parse_type(spec, pieces[0]))
-            put(
-                "device_index", None if pieces[1] == "*" else _parse_index(spec, "index", pieces[1])
-            )
+        elif (key == "device" and len(pieces) == 3) or (
+            len(pieces) == 2 and key not in ("job", "replica", "task", "device")
+        ):
+            device_type, index = pieces[-2:]
+            put("device_type", _parse_type(spec, device_type))
+            put("device_index", None if index == "*" else _parse_index(spec, "index", index))
         else:
-            raise DeviceSpecError(spec, f"cannot read the part {part!r}")
-    return Device(**fields)
-
-
-def _parse_type(spec: object, text: str) -> str:
-    if not _TYPE.match(text):
-        raise DeviceSpecError(spec, f"device type {text!r} is not a name like CPU or GPU")
-    return text.upper()
+            raise DeviceSpecError(spec, f"cannot read the part {_quoted(part)}")
+    return Device(**found)
 
 
 def parse_device(spec: object) -> Device:
@@ -148,3 +185,53 @@ def parse_device(spec: object) -> Device:
 def canonical_device(spec: object) -> str:
     """The canonical form of a device: `canonical_device("/gpu:1") == "/device:GPU:1"`."""
     return parse_device(spec).to_string()
+
+
+def split_lane(name: str) -> tuple[str, str]:
+    """A runtime device or trace-lane name as (short device, lane).
+
+    `/job:localhost/replica:0/task:0/device:GPU:0/stream:14<MemcpyH2D>` gives
+    `("/device:GPU:0", "stream:14<MemcpyH2D>")`; a plain device or spec gives an empty lane, `''`
+    gives `('', '')`. Devices of other jobs keep their job, replica and task.
+    """
+    found = _RUNTIME_NAME.match(name)
+    if found is None:
+        return canonical_device(name), ""
+    device = found.group("device")
+    if device.startswith(LOCAL_PREFIX + "/"):
+        device = device[len(LOCAL_PREFIX) :]
+    return canonical_device(device), found.group("lane") or ""
+
+
+def short_device(name: str) -> str:
+    """A runtime device name without the local `/job:localhost/replica:0/task:0` prefix.
+
+    The result is canonical; a trace lane keeps its suffix (`/device:GPU:0/stream:13`).
+    """
+    device, lane = split_lane(name)
+    return f"{device}/{lane}" if lane else device
+
+
+def runtime_device(spec: object) -> str:
+    """The runtime's full name of a device: local devices get `/job:localhost/replica:0/task:0`.
+
+    Only complete devices (type and index) have one: a partial spec raises `DeviceSpecError`.
+    """
+    device = parse_device(spec)
+    if device.device_type is None or device.device_index is None:
+        raise DeviceSpecError(spec, "a runtime name needs a device type and index, e.g. '/cpu:0'")
+    local = Device("localhost", 0, 0)
+    if device.job is None or device.job == "localhost":
+        return str(local.merge(device))
+    return str(device)
+
+
+def matches(spec: object, device: object) -> bool:
+    """Whether every field a partial `spec` names agrees with the concrete `device`.
+
+    `matches('/gpu:0', '/job:localhost/replica:0/task:0/device:GPU:0')` is true; a device
+    without job, replica or task is read as the local one (`localhost`, 0, 0).
+    """
+    want = parse_device(spec)
+    got = Device("localhost", 0, 0).merge(parse_device(device))
+    return all(getattr(want, f.name) in (None, getattr(got, f.name)) for f in fields(Device))

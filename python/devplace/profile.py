@@ -14,7 +14,8 @@ from tensorflow.python.client import timeline
 
 from devplace._tf import tf
 from devplace.report import transfers
-from devplace.session import short_device, to_python
+from devplace.devices import short_device
+from devplace.values import to_python
 
 __all__ = ["OpStat", "Profile", "last_profile", "run_profile", "save_profile", "step_devices"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from devplace._tf import tf
 from devplace.devices import DeviceSpecError, canonical_device, parse_device
-from devplace.session import short_device
+from devplace.devices import short_device
 
 __all__ = ["OpPlacement", "PlacementReport", "Transfer", "placement", "transfers"]
 

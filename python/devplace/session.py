@@ -12,8 +12,9 @@ import numpy as np
 
 from devplace._fdcapture import capture_fds
 from devplace._tf import tf
-from devplace.devices import canonical_device
+from devplace.devices import canonical_device, short_device
 from devplace.errors import Error
+from devplace.values import to_python
 
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
@@ -22,7 +23,6 @@ __all__ = [
     "init",
     "placement_log",
     "run",
-    "short_device",
 ]
 
 log = logging.getLogger("devplace.placement")
@@ -31,15 +31,7 @@ log = logging.getLogger("devplace.placement")
 #: a hung peer otherwise blocks `run` forever.
 DEFAULT_REMOTE_TIMEOUT = 60.0
 
-_LOCAL_PREFIX = "/job:localhost/replica:0/task:0"
 _PLACEMENT_LINE = re.compile(r"^(?P<op>\S+): \((?P<type>\w+)\): (?P<device>/\S+)$")
-
-
-def short_device(name: str) -> str:
-    """A runtime device name without the local `/job:localhost/replica:0/task:0` prefix."""
-    if name.startswith(_LOCAL_PREFIX):
-        name = name[len(_LOCAL_PREFIX) :]
-    return canonical_device(name) if name else name
 
 
 class DevicePlacementError(Error, tf.errors.InvalidArgumentError):
@@ -305,21 +297,6 @@ def init(sess: Any) -> None:
     with sess.graph.as_default():
         op = tf.global_variables_initializer()
     sess.run(op)
-
-
-def to_python(value: Any) -> Any:
-    """Fetched values made friendly to other languages: numpy scalars become Python numbers."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value.item()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, list):
-        return [to_python(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(to_python(v) for v in value)
-    if isinstance(value, Mapping):
-        return {k: to_python(v) for k, v in value.items()}
-    return value
 
 
 def run(sess: Any, fetches: Any, feed: Mapping[Any, Any] | None = None, **kwargs: Any) -> Any:

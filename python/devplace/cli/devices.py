@@ -38,7 +38,7 @@ def _count(text: str) -> int:
 def device_rows(cpus: int | None = None, gpus: int | None = None) -> list[dict[str, Any]]:
     """One dict per device a session with these counts sees: name, type, memory_bytes."""
     import devplace as dp
-    from devplace.session import short_device
+    from devplace.devices import short_device
 
     with dp.Session(cpus=cpus, gpus=gpus, graph=dp.tf.Graph()) as sess:
         return [
