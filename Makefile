@@ -12,10 +12,23 @@ setup: setup-python setup-julia
 
 setup-python: $(STAMP)
 
+# The `gpu` extra (TensorFlow's CUDA libraries) when an NVIDIA driver answers, else CPU only.
+# tensorflow-cpu (older devplace) and tensorflow both write site-packages/tensorflow/: the old
+# one goes first, so the two never mix.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	@if $(PY) -m pip show --quiet tensorflow-cpu >/dev/null 2>&1; then \
+		echo "setup: removing tensorflow-cpu (replaced by tensorflow)"; \
+		$(PY) -m pip uninstall --quiet --yes tensorflow-cpu tensorflow 2>&1 | grep -v 'not installed' || true; \
+	fi
+	@if nvidia-smi >/dev/null 2>&1; then \
+		echo "setup: NVIDIA driver found: installing devplace[gpu] (TensorFlow with CUDA libraries)"; \
+		$(PY) -m pip install --quiet -e '.[dev,gpu]'; \
+	else \
+		echo "setup: no NVIDIA driver (nvidia-smi): installing devplace for CPU only"; \
+		$(PY) -m pip install --quiet -e '.[dev]'; \
+	fi
 	@touch $(STAMP)
 
 setup-julia:
