@@ -6,7 +6,7 @@ import pytest
 from trace_builders import PREFIX, hand_trace, op, process
 
 import devplace as dp
-from devplace.trace import TraceError, device_of_process, read_trace
+from devplace.trace import TraceError, lane_kind, read_trace
 
 
 def test_devices_are_the_compute_processes_in_order():
@@ -58,12 +58,21 @@ def test_a_devplace_section_gives_exact_transfers():
     assert trace.transfer_bytes == 40
 
 
-def test_process_names_become_short_devices():
-    assert device_of_process(f"{PREFIX}/device:GPU:1 Compute") == "/device:GPU:1"
-    assert device_of_process("/job:worker/replica:0/task:1/device:cpu:0 Compute") == (
-        "/job:worker/replica:0/task:1/device:CPU:0"
-    )
-    assert device_of_process("/device:GPU:0/stream:all Compute") == "/device:GPU:0/stream:all"
+def test_lanes_are_ops_kernels_or_copies_and_aggregates_are_marked():
+    assert lane_kind("") == ("op", False)
+    assert lane_kind("stream:13") == ("kernel", False)
+    assert lane_kind("stream:all") == ("kernel", True)
+    assert lane_kind("memcpy") == ("copy", True)
+    assert lane_kind("stream:14<MemcpyH2D>") == ("copy", False)
+
+
+def test_runtime_lane_names_become_short_devices():
+    data = hand_trace()
+    data["traceEvents"][1]["args"]["name"] = "/job:worker/replica:0/task:1/device:cpu:1 Compute"
+    assert read_trace(data).devices == [
+        "/device:CPU:0",
+        "/job:worker/replica:0/task:1/device:CPU:1",
+    ]
 
 
 def test_a_saved_profile_reads_back_with_its_devices_and_transfers(tmp_path):
@@ -103,12 +112,12 @@ def write(tmp_path, name, text):
             json.dumps({"traceEvents": [process(1, "Allocators")]}),
             "has no '<device> Compute' processes",
         ),
-        ('{"traceEvents": [3]}', "traceEvents[0] is int"),
+        ('{"traceEvents": [3]}', "traceEvents[0] is 3, expected an object"),
         (
             json.dumps(
                 {"traceEvents": [process(1, "/device:CPU:0 Compute"), op(1, "a", "soon", 1)]}
             ),
-            "traceEvents[1] ('X' event 'Sin') has ts='soon', expected a number",
+            "traceEvents[1].ts is 'soon', expected a number of µs",
         ),
         (
             json.dumps({"traceEvents": [process(1, "/device:CPU:0 Compute")], "devplace": {}}),

@@ -5,8 +5,10 @@ import io
 import json
 
 import pytest
+from conftest import DEFAULT_DEVICE
 
 import devplace as dp
+from devplace.report import OpNotRunError
 
 tf = dp.tf
 
@@ -40,7 +42,9 @@ def test_actual_devices_and_transfer_bytes():
 
 def test_one_device_has_no_transfers():
     z = two_device_graph()
-    report = dp.placement(dp.Session(soft=True, optimize=False), z)  # no CPU:1: all on CPU:0
+    # no CPU:1 and no GPU: soft placement puts everything on CPU:0
+    report = dp.placement(dp.Session(soft=True, gpus=0, optimize=False), z)
+    assert report.devices == ["/device:CPU:0"]
     assert report.transfer_count == 0
     assert {op.name for op in report.moved} >= {"x", "y"}
 
@@ -83,5 +87,18 @@ def test_exports_write_files(tmp_path):
 def test_unknown_op_lookup_lists_what_ran():
     z = two_device_graph()
     report = dp.placement(dp.Session(cpus=2), z)
-    with pytest.raises(KeyError, match="no op named 'nope' ran; ops that ran: .*z"):
+    with pytest.raises(OpNotRunError, match=r"no op named 'nope' ran .*; ops that ran: .*z"):
         report["nope"]
+
+
+def test_an_op_grappler_folded_away_says_so_and_what_to_do():
+    x = dp.constant(2.0, name="x")
+    y = dp.sin(x, name="y")  # constant-folded by Grappler
+    z = dp.identity(y, name="z")
+    report = dp.placement(dp.Session(), z)
+    assert "y" in report.optimized_away
+    with pytest.raises(OpNotRunError, match="'y' did not run: .*folded or pruned.*optimize=False"):
+        report.actual("y")
+    with pytest.raises(dp.Error):
+        report.actual("y")
+    assert dp.placement(dp.Session(optimize=False), z).actual("y") == DEFAULT_DEVICE

@@ -13,7 +13,7 @@ from devplace.differentiation import gradients
 from devplace.errors import Error
 from devplace.layers import UPDATE_OPS, batch_norm, bn, with_updates
 from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
-from devplace.report import OpPlacement, PlacementReport, Transfer, placement
+from devplace.report import OpPlacement, PlacementReport, Transfer
 from devplace.scopes import (
     PS_OPS,
     assign_to_device,
@@ -33,6 +33,7 @@ from devplace.session import (
     placement_log,
     run,
 )
+from devplace.traced import placement
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
 Variable = tf.Variable

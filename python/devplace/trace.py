@@ -1,50 +1,76 @@
-"""Reading Chrome traces written by `save_profile`: ops per device, transfers, busy time.
+"""Chrome traces of traced runs: validated on entry, lanes normalised into devices.
 
-A TensorFlow timeline names one process per device, `"<device> Compute"` (ops as complete
-`X` events) and `"<device> Tensors"`; data flowing between ops are flow events (`s` then `t`,
-paired by id). devplace's `save_profile` also writes a `devplace` section with the exact
-cross-device transfers (tensor, devices, bytes) taken from the partition graphs; traces
-without it (written by TF's own `Timeline`) get their transfers from the cross-device flows,
-with unknown bytes.
+A TensorFlow timeline names one process per lane, `"<lane> Compute"`, and data flowing between
+ops are flow events (`s` then `t`, paired by id). A CPU is one lane. A GPU is several: its
+host side that launches kernels (`/device:GPU:0`), its kernel streams (`/device:GPU:0/stream:13`),
+`stream:all` (the same kernels again), and its copies (`memcpy`, and the same copies again per
+stream as `stream:14<MemcpyH2D>`, `stream:15<MemcpyD2H>`, peer copies `<MemcpyP2P>`). This module
+is the one place that folds lanes into devices: every entry becomes a `TraceOp` of its device,
+of kind `"op"` (host side: what op counts and busy time count), `"kernel"` or `"copy"`, and the
+aggregate lanes are used only where the per-stream lanes are missing, so nothing is counted
+twice.
+
+devplace's `save_profile` also writes a `devplace` section with the exact cross-device transfers
+(tensor, devices, bytes) from the partition graphs; traces without it (written by TF's own
+`Timeline`) get their transfers from the cross-device flows, with unknown bytes.
+
+Traces are checked where they enter (`read_trace`): a file above `MAX_TRACE_BYTES`, endless
+input, nesting too deep for the JSON reader, wrong types, and times that are not finite or out
+of range are refused with a `TraceError` naming the file, the place inside it
+(`traceEvents[12].dur`), what was expected and what was found.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from devplace.devices import DeviceSpecError, parse_device, split_lane
 from devplace.errors import Error
 
 __all__ = [
+    "MAX_DURATION_US",
+    "MAX_TRACE_BYTES",
     "Trace",
     "TraceError",
     "TraceFlow",
     "TraceOp",
-    "TraceTransfer",
-    "device_of_process",
+    "Transfer",
+    "lane_kind",
     "read_trace",
 ]
 
-_LOCAL_PREFIX = "/job:localhost/replica:0/task:0"
-_DEVICE = re.compile(r"/device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
+#: Largest trace file read; larger ones are refused before reading.
+MAX_TRACE_BYTES = 256 * 2**20
+#: Longest op duration accepted (one day), in µs.
+MAX_DURATION_US = 86_400e6
+#: Largest timestamp accepted, in µs (about 3,000 years after 1970).
+MAX_TIMESTAMP_US = 1e17
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
+_CHUNK = 2**20
 
 
 class TraceError(Error, ValueError):
-    """A trace file that is missing or is not a TensorFlow Chrome trace; names the file."""
+    """A trace that is missing, too large or not a valid TensorFlow Chrome trace; names it."""
 
     def __init__(self, source: str, problem: str, hint: str = _HINT):
         self.source = source
         self.problem = problem
-        super().__init__(f"profile trace {source}: {problem} ({hint})")
+        super().__init__(f"profile trace {source!r}: {problem} ({hint})")
 
 
 @dataclass(frozen=True)
 class TraceOp:
-    """One op execution: device lane, thread, start and duration in µs since the first op."""
+    """One entry of a device's lanes, in µs since the trace's first entry.
+
+    `kind` is `"op"` (the op as the device's executor ran it; on a GPU the host side that
+    launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy);
+    `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops.
+    """
 
     name: str
     op_type: str
@@ -52,11 +78,19 @@ class TraceOp:
     thread: int
     start_us: float
     duration_us: float
+    kind: str = "op"
+    lane: str = ""
 
     @property
     def end_us(self) -> float:
-        """When the op finished, in µs since the first op."""
+        """When the entry finished, in µs since the first entry."""
         return self.start_us + self.duration_us
+
+    @property
+    def direction(self) -> str:
+        """A copy's direction from its stream (`H2D`, `D2H`, `D2D`, `P2P`), else `""`."""
+        start = self.lane.find("<Memcpy")
+        return self.lane[start + len("<Memcpy") : -1] if start >= 0 else ""
 
 
 @dataclass(frozen=True)
@@ -71,8 +105,9 @@ class TraceFlow:
 
 
 @dataclass(frozen=True)
-class TraceTransfer:
-    """A tensor sent between devices; `bytes` is None when the trace does not say."""
+class Transfer:
+    """One tensor sent between devices (a `_Send`/`_Recv` pair); `bytes` is None when unknown
+    (a trace written without devplace's section)."""
 
     tensor: str
     source: str
@@ -81,37 +116,67 @@ class TraceTransfer:
     control: bool = False
 
 
+def lane_kind(lane: str) -> tuple[str, bool]:
+    """What a lane suffix holds: (`"op"`, `"kernel"` or `"copy"`, whether it aggregates others).
+
+    `""` is the device's own lane; `stream:all` repeats the kernel streams and `memcpy` the
+    copy streams (`stream:N<MemcpyH2D>` ...).
+    """
+    if not lane:
+        return "op", False
+    if lane == "stream:all":
+        return "kernel", True
+    if lane == "memcpy":
+        return "copy", True
+    return ("copy" if "<Memcpy" in lane else "kernel"), False
+
+
+def _union_us(entries: list[TraceOp]) -> float:
+    """Time covered by at least one entry (overlaps counted once)."""
+    total, reach = 0.0, -math.inf
+    for entry in sorted(entries, key=lambda e: e.start_us):
+        if entry.end_us > reach:
+            total += entry.end_us - max(entry.start_us, reach)
+            reach = entry.end_us
+    return total
+
+
 @dataclass
 class Trace:
-    """A parsed trace: its devices (lanes), ops, cross-device flows and transfers."""
+    """A parsed trace: its devices, ops (and GPU kernels and copies), flows and transfers."""
 
     source: str
     devices: list[str]
     ops: list[TraceOp]
     flows: list[TraceFlow]
-    transfers: list[TraceTransfer]
-    exact_transfers: bool = field(default=False)
+    transfers: list[Transfer]
+    exact_transfers: bool = False
+    kernels: list[TraceOp] = field(default_factory=list)
+    copies: list[TraceOp] = field(default_factory=list)
 
     @property
     def makespan_us(self) -> float:
-        """From the first op's start to the last op's end, in µs."""
-        return max((op.end_us for op in self.ops), default=0.0)
+        """From the first entry's start to the last one's end (kernels and copies too), µs."""
+        return max((e.end_us for e in [*self.ops, *self.kernels, *self.copies]), default=0.0)
 
     def ops_on(self, device: str) -> list[TraceOp]:
         """The ops that ran on `device`, by start time."""
         return sorted((op for op in self.ops if op.device == device), key=lambda o: o.start_us)
 
-    def busy_us(self) -> dict[str, float]:
-        """Per device, the time at least one op was running (overlaps counted once), in µs."""
-        busy = {}
-        for device in self.devices:
-            total, reach = 0.0, float("-inf")
-            for op in self.ops_on(device):
-                if op.end_us > reach:
-                    total += op.end_us - max(op.start_us, reach)
-                    reach = op.end_us
-            busy[device] = total
-        return busy
+    def op_counts(self) -> dict[str, int]:
+        """Per device, how many ops ran there (each op once, whatever lanes show it)."""
+        return {d: sum(op.device == d for op in self.ops) for d in self.devices}
+
+    def busy_us(self, kind: str = "op") -> dict[str, float]:
+        """Per device, the time at least one entry of `kind` was running (overlaps counted
+        once), in µs. `"op"` gives every device; `"kernel"`/`"copy"` the devices that have any."""
+        entries = {"op": self.ops, "kernel": self.kernels, "copy": self.copies}[kind]
+        devices = (
+            self.devices
+            if kind == "op"
+            else sorted({e.device for e in entries}, key=self.devices.index)
+        )
+        return {d: _union_us([e for e in entries if e.device == d]) for d in devices}
 
     @property
     def transfer_count(self) -> int:
@@ -126,62 +191,172 @@ class Trace:
         return sum(t.bytes or 0 for t in self.transfers)
 
 
-def device_of_process(process: str) -> str:
-    """The device a timeline process stands for: `/device:CPU:0` from
-    `/job:localhost/replica:0/task:0/device:CPU:0 Compute`; streams keep their suffix."""
-    name = process.rsplit(" ", 1)[0] if process.endswith((" Compute", " Tensors")) else process
-    if name.startswith(_LOCAL_PREFIX):
-        name = name[len(_LOCAL_PREFIX) :]
-    return _DEVICE.sub(lambda m: f"/device:{m.group(1).upper()}:{m.group(2)}", name)
+def _problem(where: str, expected: str, found: Any) -> str:
+    text = repr(found)
+    if len(text) > 60:
+        text = f"{text[:50]}... ({type(found).__name__})"
+    return f"{where} is {text}, expected {expected}"
+
+
+def _read_bytes(path: str) -> bytes:
+    """The file's bytes, refusing anything above `MAX_TRACE_BYTES` without reading it whole."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise TraceError(path, "no such file") from None
+    except OSError as err:
+        raise TraceError(path, f"cannot be read: {err.strerror or err}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise TraceError(path, "is a directory, not a trace file")
+    limit = f"the limit of {MAX_TRACE_BYTES // 2**20} MiB (devplace.trace.MAX_TRACE_BYTES)"
+    if stat.S_ISREG(info.st_mode) and info.st_size > MAX_TRACE_BYTES:
+        raise TraceError(path, f"is {info.st_size / 2**20:.0f} MiB, above {limit}")
+    chunks, size = [], 0
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                if not chunks and chunk.lstrip()[:1] not in (b"{", b"[", b""):
+                    raise TraceError(path, f"is not JSON: it starts with {chunk[:8]!r}")
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_TRACE_BYTES:
+                    raise TraceError(path, f"goes on past {limit} (endless input?)")
+    except OSError as err:
+        raise TraceError(path, f"cannot be read: {err.strerror or err}") from None
+    return b"".join(chunks)
 
 
 def _load(source: Any) -> tuple[str, Any]:
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            raise TraceError(repr(path), "no such file") from None
-        except IsADirectoryError:
-            raise TraceError(repr(path), "is a directory, not a trace file") from None
-        except UnicodeDecodeError:
-            raise TraceError(repr(path), "is not text (binary file?)") from None
-        try:
-            return repr(path), json.loads(text)
-        except json.JSONDecodeError as err:
-            raise TraceError(
-                repr(path), f"is not JSON: {err.msg} at line {err.lineno} column {err.colno}"
-            ) from None
     if isinstance(source, dict):
         return "(in memory)", source
-    raise TraceError(repr(source), f"expected a path or a trace dict, got {type(source).__name__}")
-
-
-def _number(name: str, event: dict[str, Any], key: str, index: int) -> float:
-    value = event.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not isinstance(source, (str, os.PathLike)):
         raise TraceError(
-            name,
-            f"traceEvents[{index}] ({event.get('ph')!r} event {event.get('name')!r}) "
-            f"has {key}={value!r}, expected a number",
+            repr(source), f"expected a path or a trace dict, got {type(source).__name__}"
         )
-    return float(value)
+    path = os.fspath(source)
+    data = _read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TraceError(path, f"is not UTF-8 text (byte {err.start})") from None
+    try:
+        return path, json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TraceError(
+            path, f"is not JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from None
+    except RecursionError:
+        raise TraceError(
+            path,
+            "is nested deeper than the JSON reader allows (about 1,000 levels; a trace is 4 deep)",
+        ) from None
 
 
-def _processes(name: str, events: list[Any]) -> dict[Any, str]:
-    processes = {}
-    for i, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise TraceError(name, f"traceEvents[{i}] is {type(event).__name__}, not an object")
-        if event.get("ph") == "M" and event.get("name") == "process_name":
-            label = (event.get("args") or {}).get("name")
-            if isinstance(label, str):
-                processes[event.get("pid")] = label
-    return processes
+class _Events:
+    """Typed access to a trace's events; every check names the place inside the file."""
+
+    def __init__(self, name: str, events: list[Any]):
+        self.name = name
+        for i, event in enumerate(events):
+            if not isinstance(event, dict):
+                self.fail(f"traceEvents[{i}]", "an object", event)
+        self.events: list[dict[str, Any]] = events
+
+    def fail(self, where: str, expected: str, found: Any) -> None:
+        raise TraceError(self.name, _problem(where, expected, found))
+
+    def scalar(self, i: int, key: str) -> Any:
+        value = self.events[i].get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            self.fail(f"traceEvents[{i}].{key}", "an integer or a string", value)
+        return value
+
+    def args(self, i: int) -> dict[str, Any]:
+        value = self.events[i].get("args", {})
+        if not isinstance(value, dict):
+            self.fail(f"traceEvents[{i}].args", "an object", value)
+        return value
+
+    def text(self, i: int, key: str, default: str) -> str:
+        value = self.args(i).get(key, default)
+        if not isinstance(value, str):
+            self.fail(f"traceEvents[{i}].args.{key}", "a string", value)
+        return value
+
+    def number(self, i: int, key: str, low: float, high: float, unit: str) -> float:
+        value = self.events[i].get(key)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not low <= value <= high  # also refuses NaN
+        ):
+            self.fail(
+                f"traceEvents[{i}].{key}", f"a number of {unit} from {low:g} to {high:g}", value
+            )
+        return float(value)
+
+    def time(self, i: int) -> float:
+        return self.number(i, "ts", -MAX_TIMESTAMP_US, MAX_TIMESTAMP_US, "µs")
+
+    def lanes(self) -> dict[Any, tuple[str, str]]:
+        """pid -> (device, lane) for every `"<lane> Compute"` process."""
+        lanes = {}
+        for i, event in enumerate(self.events):
+            if event.get("ph") != "M" or event.get("name") != "process_name":
+                continue
+            label = self.text(i, "name", "")
+            if label.endswith(" Compute"):
+                try:
+                    lanes[self.scalar(i, "pid")] = split_lane(label[: -len(" Compute")])
+                except DeviceSpecError:
+                    self.fail(f"traceEvents[{i}].args.name", "'<device> Compute'", label)
+        return lanes
 
 
-def _transfers_section(name: str, data: Any) -> list[TraceTransfer] | None:
+def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> list[TraceOp]:
+    """Every op, kernel and copy in the lanes, aggregate lanes dropped where streams exist."""
+    entries = []
+    for i, event in enumerate(events.events):
+        if event.get("ph") != "X" or events.scalar(i, "pid") not in lanes:
+            continue
+        name = events.text(i, "name", str(event.get("name", "?")))
+        if name == "_SOURCE":
+            continue
+        device, lane = lanes[event["pid"]]
+        thread = events.scalar(i, "tid")
+        entries.append(
+            TraceOp(
+                name,
+                events.text(i, "op", str(event.get("name", "?"))),
+                device,
+                thread if isinstance(thread, int) else 0,
+                events.time(i),
+                events.number(i, "dur", 0, MAX_DURATION_US, "µs"),
+                *lane_kind(lane)[:1],
+                lane,
+            )
+        )
+    detailed = {(e.device, e.kind) for e in entries if not lane_kind(e.lane)[1]}
+    return [e for e in entries if not (lane_kind(e.lane)[1] and (e.device, e.kind) in detailed)]
+
+
+def _flows(events: _Events, lanes: dict[Any, tuple[str, str]], origin: float) -> list[TraceFlow]:
+    starts, ends = {}, {}
+    for i, event in enumerate(events.events):
+        phase = event.get("ph")
+        if phase in ("s", "t") and events.scalar(i, "pid") in lanes:
+            side = starts if phase == "s" else ends
+            key = (event.get("cat"), events.scalar(i, "id"))
+            side[key] = (str(event.get("name")), lanes[event["pid"]][0], events.time(i))
+    flows = [
+        TraceFlow(tensor, device, ends[key][1], ts - origin, ends[key][2] - origin)
+        for key, (tensor, device, ts) in starts.items()
+        if key in ends and ends[key][1] != device
+    ]
+    return sorted(flows, key=lambda f: (f.start_us, f.end_us, f.tensor))
+
+
+def _transfers_section(name: str, data: Any) -> list[Transfer] | None:
     section = data.get("devplace") if isinstance(data, dict) else None
     if section is None:
         return None
@@ -191,12 +366,15 @@ def _transfers_section(name: str, data: Any) -> list[TraceTransfer] | None:
     transfers = []
     for i, item in enumerate(items):
         try:
+            size = item["bytes"]
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"bytes={size!r} is not a byte count")
             transfers.append(
-                TraceTransfer(
+                Transfer(
                     str(item["tensor"]),
                     str(item["source"]),
                     str(item["destination"]),
-                    int(item["bytes"]),
+                    size,
                     bool(item.get("control", False)),
                 )
             )
@@ -207,67 +385,64 @@ def _transfers_section(name: str, data: Any) -> list[TraceTransfer] | None:
     return transfers
 
 
+def _device_order(device: str) -> tuple[Any, ...]:
+    spec = parse_device(device)
+    return (
+        spec.job or "",
+        spec.replica or 0,
+        spec.task or 0,
+        spec.device_type or "",
+        spec.device_index or 0,
+    )
+
+
 def read_trace(trace_or_path: Any) -> Trace:
     """Parse a Chrome trace (a path, or the dict `Profile.trace`) into a `Trace`.
 
-    Raises `TraceError` naming the file and what is wrong when it is missing, not JSON, or
-    not a TensorFlow timeline (no `"<device> Compute"` processes).
+    Raises `TraceError` naming the file and what is wrong when it is missing, too large, not
+    JSON, not a TensorFlow timeline (no `"<device> Compute"` processes), or holds values of the
+    wrong type or out of range.
     """
     if isinstance(trace_or_path, Trace):
         return trace_or_path
     name, data = _load(trace_or_path)
-    events = data.get("traceEvents") if isinstance(data, dict) else data
-    if not isinstance(events, list):
+    raw = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(raw, list):
         raise TraceError(name, "has no 'traceEvents' list; not a Chrome trace")
-    processes = _processes(name, events)
-    compute = {pid: device_of_process(p) for pid, p in processes.items() if p.endswith(" Compute")}
-    if not compute:
-        raise TraceError(
-            name,
-            "has no '<device> Compute' processes; not a TensorFlow timeline "
-            f"(processes: {sorted(processes.values()) or 'none'})",
+    events = _Events(name, raw)
+    lanes = events.lanes()
+    if not lanes:
+        raise TraceError(name, "has no '<device> Compute' processes; not a TensorFlow timeline")
+    entries = _entries(events, lanes)
+    origin = min((e.start_us for e in entries), default=0.0)
+    entries = [
+        TraceOp(
+            e.name,
+            e.op_type,
+            e.device,
+            e.thread,
+            e.start_us - origin,
+            e.duration_us,
+            e.kind,
+            e.lane,
         )
-    raw_ops, starts, ends = [], {}, {}
-    for i, event in enumerate(events):
-        phase = event.get("ph")
-        if phase == "X" and event.get("pid") in compute:
-            args = event.get("args") or {}
-            if args.get("name") == "_SOURCE":
-                continue
-            ts, dur = _number(name, event, "ts", i), _number(name, event, "dur", i)
-            op_name = str(args.get("name", event.get("name", "?")))
-            op_type = str(args.get("op", event.get("name", "?")))
-            raw_ops.append((op_name, op_type, compute[event["pid"]], event.get("tid", 0), ts, dur))
-        elif phase in ("s", "t") and event.get("pid") in compute:
-            ts = _number(name, event, "ts", i)
-            side = starts if phase == "s" else ends
-            side[(event.get("cat"), event.get("id"))] = (str(event.get("name")), event["pid"], ts)
-    origin = min((op[4] for op in raw_ops), default=0.0)
-    ops = [
-        TraceOp(n, t, d, int(tid) if isinstance(tid, int) else 0, ts - origin, dur)
-        for n, t, d, tid, ts, dur in raw_ops
+        for e in entries
     ]
-    flows = []
-    for key, (tensor, pid, ts) in starts.items():
-        if key in ends and compute[ends[key][1]] != compute[pid]:
-            flows.append(
-                TraceFlow(
-                    tensor, compute[pid], compute[ends[key][1]], ts - origin, ends[key][2] - origin
-                )
-            )
-    flows.sort(key=lambda f: (f.start_us, f.end_us, f.tensor))
+    flows = _flows(events, lanes, origin)
     exact = _transfers_section(name, data)
     if exact is None:
         unique = dict.fromkeys((f.tensor, f.source, f.destination) for f in flows)
-        transfers = [TraceTransfer(t, s, d, None) for t, s, d in unique]
+        transfers = [Transfer(t, s, d, None) for t, s, d in unique]
     else:
         transfers = exact
-    devices = sorted(set(compute.values()), key=_device_order)
-    return Trace(name, devices, ops, flows, transfers, exact_transfers=exact is not None)
-
-
-def _device_order(device: str) -> tuple[str, int, str]:
-    found = _DEVICE.search(device)
-    if not found:
-        return (device, 0, "")
-    return (device[: found.start()] + found.group(1), int(found.group(2)), device[found.end() :])
+    devices = sorted({device for device, _ in lanes.values()}, key=_device_order)
+    return Trace(
+        name,
+        devices,
+        [e for e in entries if e.kind == "op"],
+        flows,
+        transfers,
+        exact_transfers=exact is not None,
+        kernels=[e for e in entries if e.kind == "kernel"],
+        copies=[e for e in entries if e.kind == "copy"],
+    )

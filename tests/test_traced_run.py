@@ -1,0 +1,144 @@
+"""One traced run, many views; GPU lanes folded into devices (real H100 traces as fixtures).
+
+tests/fixtures/seed-colocate-{true,false}.json are `dp.save_profile` traces of the seeds' colocate
+experiment on one H100 (../shared/gpu-measurements/). Numbers below were read from the raw JSON
+(events per `"<lane> Compute"` process, `_SOURCE` left out, busy = union of [ts, ts + dur]):
+
+true.json:  CPU:0 lane 11 ops, busy 174 µs; GPU:0 lane 5 ops, busy 118,958 µs (the first run
+            carries GPU set-up: Sin alone 81,099 µs); stream:13 4 kernels busy 4 µs (stream:all
+            repeats them); stream:14<MemcpyH2D> 3 copies (0 µs) and stream:15<MemcpyD2H> 2
+            copies (1 µs each), busy 2 µs (memcpy repeats all 5); makespan 120,277 µs;
+            devplace section 6 transfers, 20 bytes.
+false.json: CPU:0 4 ops busy 56 µs; GPU:0 10 ops busy 241,274 µs; 8 kernels busy 8 µs; 2 H2D +
+            2 D2H copies busy 2 µs; makespan 241,560 µs; 4 transfers, 16 bytes.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU, requires_gpu
+
+import devplace as dp
+from devplace.comparison import compare
+from devplace.trace import read_trace
+from devplace.traced import TracedRun
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CPU0, GPU0 = "/device:CPU:0", "/device:GPU:0"
+
+H100 = {
+    "seed-colocate-true.json": {
+        "ops": {CPU0: 11, GPU0: 5},
+        "busy": {CPU0: 174.0, GPU0: 118_958.0},
+        "kernels": (4, 4.0),
+        "copies": ({"H2D": 3, "D2H": 2}, 2.0),
+        "makespan": 120_277.0,
+        "transfers": (6, 20),
+    },
+    "seed-colocate-false.json": {
+        "ops": {CPU0: 4, GPU0: 10},
+        "busy": {CPU0: 56.0, GPU0: 241_274.0},
+        "kernels": (8, 8.0),
+        "copies": ({"H2D": 2, "D2H": 2}, 2.0),
+        "makespan": 241_560.0,
+        "transfers": (4, 16),
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(H100))
+def test_h100_traces_are_two_devices_with_their_ops_kernels_and_copies(name):
+    want = H100[name]
+    trace = read_trace(FIXTURES / name)
+    assert trace.devices == [CPU0, GPU0]
+    assert trace.op_counts() == want["ops"]
+    assert len(trace.ops) == sum(want["ops"].values())
+    assert trace.busy_us() == want["busy"]
+    kernels, kernel_busy = want["kernels"]
+    assert len(trace.kernels) == kernels and {k.lane for k in trace.kernels} == {"stream:13"}
+    assert trace.busy_us("kernel") == {GPU0: kernel_busy}
+    directions, copy_busy = want["copies"]
+    assert {d: sum(c.direction == d for c in trace.copies) for d in directions} == directions
+    assert len(trace.copies) == sum(directions.values())
+    assert trace.busy_us("copy") == {GPU0: copy_busy}
+    assert trace.makespan_us == want["makespan"]
+    assert (trace.transfer_count, trace.transfer_bytes) == want["transfers"]
+
+
+def test_h100_comparison_has_one_busy_row_per_device():
+    comparison = compare(
+        FIXTURES / "seed-colocate-true.json", FIXTURES / "seed-colocate-false.json"
+    )
+    busy_rows = [r[0] for r in comparison.rows() if r[0].startswith("busy ")]
+    assert busy_rows == [f"busy {CPU0}", f"busy {GPU0}"]
+    table = comparison.table()
+    assert "16" in next(r for r in table.splitlines() if r.startswith("ops"))
+    assert "stream" not in "\n".join(r for r in table.splitlines() if r.startswith("busy"))
+    assert (comparison.a.op_count, comparison.b.op_count) == (16, 14)
+
+
+def test_aggregate_lanes_count_when_no_stream_lane_exists():
+    data = json.loads((FIXTURES / "seed-colocate-true.json").read_text())
+    dropped = {
+        e["pid"]
+        for e in data["traceEvents"]
+        if e.get("ph") == "M"
+        and ("stream:13" in e["args"]["name"] or "<Memcpy" in e["args"]["name"])
+    }
+    data["traceEvents"] = [e for e in data["traceEvents"] if e.get("pid") not in dropped]
+    trace = read_trace(data)
+    assert len(trace.kernels) == 4 and {k.lane for k in trace.kernels} == {"stream:all"}
+    assert len(trace.copies) == 5 and {c.lane for c in trace.copies} == {"memcpy"}
+    assert trace.busy_us("copy") == {GPU0: 2.0}
+
+
+def two_device_graph():
+    with dp.device(GPUS[0] if HAS_GPU else "/cpu:1"):
+        y = dp.sin(dp.tf.ones([50, 20]), name="y")
+    with dp.cpu(0):
+        z = dp.reduce_sum(y, name="z")
+    return z
+
+
+def test_every_view_of_one_traced_run_agrees():
+    z = two_device_graph()
+    sess = dp.Session(cpus=2, optimize=False)
+    run = TracedRun.of(sess, z)
+    other = GPUS[0] if HAS_GPU else "/device:CPU:1"
+    report = run.placement()
+    assert report.actual("y") == other and report.actual("z") == CPU0
+    assert report.transfers is run.transfers
+    (data,) = [t for t in run.transfers if not t.control]
+    assert (data.tensor, data.source, data.destination, data.bytes) == ("y:0", other, CPU0, 4000)
+    stats = run.op_stats()
+    assert (stats["y"].device, stats["y"].op_type, stats["y"].output_bytes) == (other, "Sin", 4000)
+    trace = run.trace
+    assert trace.devices == sorted([CPU0, other])
+    assert {op.name: op.device for op in trace.ops}["y"] == other
+    assert trace.transfers == run.transfers
+    assert trace.makespan_us == run.step_time_us
+    assert run.values == pytest.approx(1000 * 0.8414709848)
+
+
+def test_the_chrome_trace_names_threads_and_has_no_empty_processes():
+    z = two_device_graph()
+    events = TracedRun.of(dp.Session(cpus=2, optimize=False), z).chrome_trace()["traceEvents"]
+    processes = {e["pid"] for e in events if e.get("name") == "process_name"}
+    busy = {e["pid"] for e in events if e.get("ph") != "M"}
+    assert processes == busy  # no process without events (TF's empty "Tensors" ones)
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"
+    }
+    assert set(threads) == {(e["pid"], e["tid"]) for e in events if e.get("ph") != "M"}
+    assert any(name.startswith("ops, thread") for name in threads.values())
+
+
+@requires_gpu
+def test_a_real_gpu_run_is_one_device_with_kernels():
+    z = two_device_graph()
+    trace = TracedRun.of(dp.Session(optimize=False), z).trace
+    assert trace.devices == [CPU0, GPUS[0]]
+    assert trace.kernels and {k.device for k in trace.kernels} == {GPUS[0]}
+    assert "y" in {k.name for k in trace.kernels}
+    assert DEFAULT_DEVICE == GPUS[0]
