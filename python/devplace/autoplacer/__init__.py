@@ -7,7 +7,16 @@ parts (problem, cost model, simulator, placers, workloads) never touch TensorFlo
 from __future__ import annotations
 
 from devplace.autoplacer.api import Placement, autoplace
-from devplace.autoplacer.cost import NVLINK, PCIE, SHARED, CostModel, Link, fit_link
+from devplace.autoplacer.cost import (
+    NVLINK,
+    PCIE,
+    SHARED,
+    CostModel,
+    DeviceProfiles,
+    Link,
+    fit_crossings,
+    fit_link,
+)
 from devplace.autoplacer.graph import Device, InfeasibleError, PlacementError, Problem
 from devplace.autoplacer.placers import PLACERS, Placer
 from devplace.autoplacer.simulator import Schedule, simulate
@@ -20,6 +29,7 @@ __all__ = [
     "SHARED",
     "STRATEGIES",
     "CostModel",
+    "DeviceProfiles",
     "Device",
     "InfeasibleError",
     "Link",
@@ -29,6 +39,7 @@ __all__ = [
     "Problem",
     "Schedule",
     "autoplace",
+    "fit_crossings",
     "fit_link",
     "place",
     "simulate",

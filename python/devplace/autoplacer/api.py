@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from devplace.autoplacer.cost import CostModel
-from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
+from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import place
 
@@ -18,7 +23,13 @@ __all__ = ["Placement", "autoplace"]
 
 @dataclass
 class Placement:
-    """Where each op goes, with the simulator's predicted step time (µs for TF graphs)."""
+    """Where each op goes, with the simulator's predicted step time (µs for TF graphs).
+
+    `single_device`: predicted step time of everything on each device (ops it cannot run
+    falling back as TF's soft placement does). `measured`: with `verify`, the median measured
+    step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
+    "single:<device>"); `strategy` then names the one returned.
+    """
 
     devices: dict[str, str]
     predicted_step_time: float
@@ -26,6 +37,8 @@ class Placement:
     problem: Problem
     schedule: Schedule
     seconds: float
+    single_device: dict[str, float] = field(default_factory=dict)
+    measured: dict[str, float] = field(default_factory=dict)
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
@@ -62,6 +75,68 @@ class Placement:
         return _placed
 
 
+def _singles(problem: Problem) -> dict[str, np.ndarray]:
+    """Everything on one device (TF's fallback for ops it cannot run there), per device."""
+    cpus = [j for j, dev in enumerate(problem.devices) if dev.kind == "cpu"]
+    return {
+        f"single:{dev.name}": all_on(problem, [j, *cpus]) for j, dev in enumerate(problem.devices)
+    }
+
+
+def _candidates(
+    problem: Problem, chosen: np.ndarray, strategy: str, count: int
+) -> dict[str, np.ndarray]:
+    """The chosen assignment and the best other placers' (`count` in all), fastest first."""
+    found = {strategy: chosen}
+    for name, placer in BASELINES.items():
+        try:
+            found.setdefault(name, placer(problem))
+        except InfeasibleError:
+            continue
+    scored = sorted(found.items(), key=lambda kv: (simulate(problem, kv[1]).makespan, kv[0]))
+    out: dict[str, np.ndarray] = {strategy: chosen}
+    for name, a in scored:
+        if len(out) >= count:
+            break
+        if not any(np.array_equal(a, b) for b in out.values()):
+            out[name] = a
+    return out
+
+
+def _measure(
+    session: Any, fetches: Any, feed: Any, ops: list[Any], devices: list[str], runs: int
+) -> float:
+    """Median wall step time (µs) of `fetches` with `ops` on `devices`, in a fresh session.
+
+    The session's graph, target and config are reused; every global variable is initialised
+    afresh (values do not change step times); the ops' devices are restored afterwards.
+    """
+    from devplace._tf import tf
+
+    before = [op.device for op in ops]
+    graph = session.graph
+    try:
+        for op, dev in zip(ops, devices, strict=True):
+            op._set_device(dev)
+        with graph.as_default():
+            inits = [v.initializer for v in tf.global_variables()]
+        config = getattr(session, "_config", None)
+        with tf.Session(session.sess_str, graph=graph, config=config) as sess:
+            if inits:
+                sess.run(inits)
+            for _ in range(2):
+                sess.run(fetches, feed_dict=feed)
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                sess.run(fetches, feed_dict=feed)
+                times.append((time.perf_counter() - t0) * 1e6)
+    finally:
+        for op, dev in zip(ops, before, strict=True):
+            op._set_device(dev)
+    return statistics.median(times)
+
+
 def autoplace(
     fetches: Any,
     devices: Sequence[str],
@@ -72,17 +147,33 @@ def autoplace(
     memory: Mapping[str, float] | None = None,
     respect_pins: bool = True,
     budget: float = DEFAULT_BUDGET_S,
+    session: Any = None,
+    feed: Any = None,
+    verify: int = 0,
+    runs: int = 20,
 ) -> Placement:
     """Place the ops `fetches` need on `devices`, minimising the simulated step time.
 
-    cost: a `CostModel` (links, speed factors, shared CPU pool); profile: a
-    `dp.run_profile(..., repeat=N)` result giving measured op times and sizes (without one, a
-    static estimate from shapes is used); memory: caps in bytes per device name; strategy: see
-    `devplace.autoplacer.strategies.place`; budget: seconds for the search.
+    cost: a `CostModel` (per-device profiles, links, speed factors, device concurrency);
+    profile: a `dp.run_profile(..., repeat=N)` result giving measured op times and sizes
+    (without either, a static estimate from shapes is used); memory: caps in bytes per device
+    name; strategy: see `devplace.autoplacer.strategies.place`; budget: seconds for the search.
+
+    Every single-device placement is scored under the same model; with `strategy="auto"` the
+    result is never one predicted slower than the best of them that fits in memory. With
+    `session` and `verify=N`, the `N` best candidates (the strategy's and other placers')
+    and every single-device placement are measured (`runs` steps each, `feed` fed, in fresh
+    sessions of that session's graph and config) and the fastest measured is returned.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
+    if verify and session is None:
+        raise PlacementError(
+            f"autoplace(verify={verify!r}) measures candidates on real devices; "
+            "hint: pass session=sess (a session of the graph)"
+        )
     t0 = time.perf_counter()
+    graph = graph if graph is not None else getattr(session, "graph", None)
     problem, ops = problem_from_graph(
         fetches,
         devices,
@@ -93,12 +184,31 @@ def autoplace(
         respect_pins=respect_pins,
     )
     assignment = place(problem, strategy, budget)
+    singles = _singles(problem)
+    single_s = {label: simulate(problem, a) for label, a in singles.items()}
+    label = strategy
+    if strategy == "auto":
+        schedule = simulate(problem, assignment)
+        fits = [(s.makespan, k) for k, s in single_s.items() if s.feasible]
+        best = min(fits, default=None)
+        if best is not None and best[0] < schedule.makespan:
+            assignment, label = singles[best[1]], best[1]
+    measured: dict[str, float] = {}
+    if verify:
+        candidates = {**_candidates(problem, assignment, label, int(verify)), **singles}
+        for key, a in candidates.items():
+            names = [problem.devices[j].name for j in a]
+            measured[key] = _measure(session, fetches, feed, ops, names, runs)
+        label = min(measured, key=measured.__getitem__)
+        assignment = candidates[label]
     schedule = simulate(problem, assignment)
     return Placement(
         devices={op.name: problem.devices[a].name for op, a in zip(ops, assignment, strict=True)},
         predicted_step_time=schedule.makespan,
-        strategy=strategy,
+        strategy=label,
         problem=problem,
         schedule=schedule,
         seconds=time.perf_counter() - t0,
+        single_device={k[len("single:") :]: s.makespan for k, s in single_s.items()},
+        measured=measured,
     )

@@ -1,22 +1,38 @@
-"""Cost model: device speed factors and per-link transfer cost alpha + beta * bytes.
+"""Cost model: per-device op times, device concurrency, and links alpha + beta * bytes.
 
-Times are in microseconds, sizes in bytes. Presets describe a PCIe-like link (host <->
+Times are in microseconds, sizes in bytes. Op times come from per-device profiles
+(`DeviceProfiles`, see `devplace.autoplacer.profiles.profile_devices`) where they exist, else
+from one profile scaled by a speed factor. Link presets describe a PCIe-like link (host <->
 accelerator, accelerator <-> accelerator through host memory), an NVLink-like peer link, and
 logical CPU devices that share memory (free transfers). `fit_link` fits alpha and beta to
-measured transfers.
+measured transfers, `fit_crossings` to measured CPU <-> GPU crossings inside a step.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.optimize import nnls
 
 from devplace.autoplacer.graph import PlacementError
 
-__all__ = ["NVLINK", "PCIE", "SHARED", "CostModel", "Link", "device_kind", "fit_link"]
+__all__ = [
+    "NVLINK",
+    "PCIE",
+    "SHARED",
+    "CostModel",
+    "DeviceProfiles",
+    "Link",
+    "device_kind",
+    "fit_crossings",
+    "fit_link",
+]
 
 
 @dataclass(frozen=True)
@@ -58,10 +74,146 @@ def fit_link(nbytes: Sequence[float], times_us: Sequence[float], name: str = "me
     return Link(name, alpha=float(coef[0]), beta=float(coef[1] / scale))
 
 
+def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu") -> Link:
+    """The CPU <-> GPU link from chains measured with and without crossings (`link_cpu_gpu`).
+
+    Each record has `bytes`, `same_chain_us` (a chain of ops on one device), `cross_chain_us`
+    (the same chain alternating devices) and `crossings`; a crossing costs the difference over
+    the number of crossings, which includes the host's copy set-up and the synchronisation a
+    step waits for, not only the wire. Fitted with `fit_link`.
+    """
+    try:
+        sizes = [float(r["bytes"]) for r in records]
+        per = [(r["cross_chain_us"] - r["same_chain_us"]) / r["crossings"] for r in records]
+    except (KeyError, TypeError, ZeroDivisionError) as err:
+        raise PlacementError(
+            f"crossing records need bytes, same_chain_us, cross_chain_us and crossings > 0 "
+            f"({err!r}); hint: pass the `link_cpu_gpu` list of a measurements file"
+        ) from None
+    return fit_link(sizes, np.maximum(per, 0.0), name)
+
+
 def device_kind(name: str) -> str:
     """'cpu' for CPU device names, 'acc' for any other (GPU, TPU, accelerator)."""
     low = name.lower()
     return "cpu" if "cpu" in low.rsplit("/", 1)[-1] else "acc"
+
+
+def _device_type(name: str) -> str:
+    """ "CPU", "GPU", ... of a device name (the last `device:TYPE:i` part, upper case)."""
+    last = name.rsplit("/", 1)[-1]
+    parts = last.split(":")
+    return (parts[-2] if len(parts) >= 2 else parts[0]).upper()
+
+
+class DeviceProfiles:
+    """Measured op times per device kind: `{device: {op: {"us", "bytes", "type", "device"}}}`.
+
+    One profile per device kind (the graph run whole on `/device:CPU:0`, on `/device:GPU:0`,
+    ...); it serves every device of that type. An entry whose `device` is another device
+    records that soft placement moved the op there: it has no kernel on the profiled kind.
+
+    Fallback rule, for an op the profile of a kind lacks: its time on a profiled kind times the
+    median ratio (this kind / that kind) of the ops of the same type measured on both, else of
+    all ops measured on both; with no profile naming the op, None (the caller's static
+    estimate).
+    """
+
+    def __init__(self, profiles: Mapping[str, Mapping[str, Mapping[str, Any]]]):
+        from devplace.devices import canonical_device
+
+        if not profiles:
+            raise PlacementError("DeviceProfiles needs at least one device's profile")
+        self.profiles = {canonical_device(dev): dict(ops) for dev, ops in profiles.items()}
+        self._by_type = {_device_type(dev): dev for dev in self.profiles}
+        self._ratios: dict[tuple[str | None, str, str], float] = {}
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], model: str | None = None) -> DeviceProfiles:
+        """Profiles saved by `save`, or a measurements file's `models[model].profiles`."""
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as err:
+            raise PlacementError(f"cannot read device profiles from {str(path)!r}: {err}") from err
+        if model is not None:
+            models = data.get("models", {})
+            if model not in models:
+                raise PlacementError(
+                    f"{str(path)!r} has no model {model!r}; hint: one of {sorted(models)}"
+                )
+            data = models[model]
+        if not isinstance(data.get("profiles"), dict):
+            raise PlacementError(
+                f"{str(path)!r} has no 'profiles' object; hint: save it with "
+                "DeviceProfiles.save, or name the model of a measurements file"
+            )
+        return cls(data["profiles"])
+
+    def save(self, path: str | os.PathLike[str]) -> str:
+        """Write the profiles as JSON (atomically); returns the path."""
+        from devplace.atomic import write_text
+
+        write_text(path, json.dumps({"profiles": self.profiles}, indent=1) + "\n")
+        return os.fspath(path)
+
+    def kinds(self) -> list[str]:
+        """The profiled device types ("CPU", "GPU", ...)."""
+        return sorted(self._by_type)
+
+    def _entry(self, op: str, dtype: str) -> Mapping[str, Any] | None:
+        dev = self._by_type.get(dtype)
+        return None if dev is None else self.profiles[dev].get(op)
+
+    def runs_on(self, op: str, device: str) -> bool | None:
+        """False when the profile of `device`'s kind shows `op` moved elsewhere; None: unknown."""
+        dtype = _device_type(device)
+        entry = self._entry(op, dtype)
+        if entry is None or "device" not in entry:
+            return None
+        return _device_type(str(entry["device"])) == dtype
+
+    def output_bytes(self, op: str) -> float | None:
+        """Bytes of `op`'s outputs in any profile naming it."""
+        for ops in self.profiles.values():
+            if op in ops and ops[op].get("bytes") is not None:
+                return float(ops[op]["bytes"])
+        return None
+
+    def _ratio(self, op_type: str | None, to: str, frm: str) -> float:
+        """Median time ratio kind `to` / kind `frm` over ops measured on both (same type first)."""
+        a, b = self.profiles[self._by_type[to]], self.profiles[self._by_type[frm]]
+        both = [
+            k
+            for k in a
+            if k in b and self.runs_on(k, to) is not False and self.runs_on(k, frm) is not False
+        ]
+        same = [k for k in both if a[k].get("type") == op_type]
+        pick = same or both
+        ratios = [a[k]["us"] / b[k]["us"] for k in pick if a[k]["us"] > 0 and b[k]["us"] > 0]
+        return statistics.median(ratios) if ratios else 1.0
+
+    def time(self, op: str, device: str, op_type: str | None = None) -> float | None:
+        """Measured (or by the fallback rule, derived) time of `op` on `device`, in µs.
+
+        None when no profile names the op, or `device`'s kind was never profiled.
+        """
+        dtype = _device_type(device)
+        if dtype not in self._by_type:
+            return None
+        entry = self._entry(op, dtype)
+        if entry is not None and self.runs_on(op, device) is not False:
+            return float(entry["us"])
+        for other in self.kinds():
+            if other == dtype:
+                continue
+            got = self._entry(op, other)
+            if got is not None and self.runs_on(op, "/device:" + other + ":0") is not False:
+                key = (op_type, dtype, other)
+                if key not in self._ratios:
+                    self._ratios[key] = self._ratio(*key)
+                return float(got["us"]) * self._ratios[key]
+        return None
 
 
 @dataclass(frozen=True)
@@ -73,8 +225,15 @@ class CostModel:
     accelerators talk through `peer_link` if given, else through host memory (twice `link`);
     CPU devices talk through `cpu_link`. `cpu_threads` makes all CPU devices share one pool of
     that many threads (TF's logical CPU devices); `cpu_slots` lets each CPU device run that many
-    ops at once. `op_overhead_us` is added to every op's time: the executor's dispatch cost,
-    which a profile's per-op durations leave out.
+    ops at once, `acc_slots` each accelerator (ops the host launches concurrently on it).
+    `op_overhead_us` is added to every op's time: the executor's dispatch cost, which a
+    profile's per-op durations leave out. `shared_channel`: all transfers queue on one channel
+    (the host's copy engine and the one thread that waits for copies to finish) rather than
+    one per sending device.
+
+    `profiles` (a `DeviceProfiles`) gives each op its measured time per device kind; speed
+    factors then apply only to kinds it lacks (relative to its first kind). Without profiles,
+    one time per op (a `dp.run_profile` result or a static estimate) is scaled by `speeds`.
     """
 
     link: Link = PCIE
@@ -83,8 +242,11 @@ class CostModel:
     speeds: Mapping[str, float] = field(default_factory=dict)
     cpu_threads: int | None = None
     cpu_slots: int = 1
+    acc_slots: int = 1
     serial_links: bool = True
+    shared_channel: bool = False
     op_overhead_us: float = 0.0
+    profiles: DeviceProfiles | None = None
 
     @classmethod
     def pcie(cls, **kw: object) -> CostModel:
@@ -100,6 +262,23 @@ class CostModel:
     def measured(cls, link: Link, **kw: object) -> CostModel:
         """A model using a fitted link (see `fit_link`) between every pair of devices."""
         return cls(link=link, peer_link=link, cpu_link=link, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_profiles(
+        cls, profiles: DeviceProfiles, link: Link | None = None, **kw: object
+    ) -> CostModel:
+        """The model of one host with a CPU and accelerators, from per-device profiles.
+
+        `link`: the CPU <-> accelerator link (`fit_crossings` of measured crossings; default
+        `PCIE`). Stated constants (override through `kw`): a CPU device runs `cpu_slots=4`
+        ops at once (its inter-op threads, fewer than its cores because big ops use several
+        cores each through intra-op threads); an accelerator's host launches `acc_slots=4`
+        ops at once (their profiled times are the host-side launch times, which dominate
+        the short kernels of these graphs); transfers share one channel.
+        """
+        options: dict[str, Any] = {"cpu_slots": 4, "acc_slots": 4, "shared_channel": True}
+        options.update(kw)
+        return cls(link=link or PCIE, profiles=profiles, **options)
 
     def speed(self, name: str) -> float:
         """Speed factor of a device (by name, then kind, default 1)."""
@@ -126,8 +305,30 @@ class CostModel:
                 alpha[i, j], beta[i, j] = k * lk.alpha, k * lk.beta
         return alpha, beta
 
-    def compute(self, times_us: np.ndarray, devices: Sequence[str]) -> np.ndarray:
-        """Per-op, per-device compute times from measured times (n,) and speed factors."""
+    def compute(
+        self,
+        times_us: np.ndarray,
+        devices: Sequence[str],
+        ops: Sequence[tuple[str, str]] | None = None,
+    ) -> np.ndarray:
+        """Per-op, per-device compute times (n, d); inf where a profile shows no kernel.
+
+        `times_us` (n,): one time per op (a profile's, or a static estimate), scaled by the
+        speed factors. With `profiles` and `ops` ((name, type) per op), each device kind the
+        profiles cover takes its measured time (`DeviceProfiles.time`'s fallback rule
+        included); other kinds scale the op's time on the first profiled kind.
+        """
         factors = np.array([self.speed(x) for x in devices])
         times = np.asarray(times_us, dtype=float)[:, None] / factors[None, :]
+        if self.profiles is not None and ops is not None:
+            ref = self.profiles.kinds()[0]
+            for i, (name, op_type) in enumerate(ops):
+                base = self.profiles.time(name, f"/device:{ref}:0", op_type)
+                for j, dev in enumerate(devices):
+                    if self.profiles.runs_on(name, dev) is False:
+                        times[i, j] = np.inf
+                    elif (got := self.profiles.time(name, dev, op_type)) is not None:
+                        times[i, j] = got
+                    elif base is not None:
+                        times[i, j] = base / factors[j]
         return times + self.op_overhead_us

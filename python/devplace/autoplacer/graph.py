@@ -35,7 +35,9 @@ class Device:
 
     `kind` is "cpu" or "acc" (any accelerator); `memory` the cap in bytes (inf: none);
     `slots` how many ops it may run at once; `pool` names a shared thread pool (see
-    `Problem.pool_capacity`), None for a private one.
+    `Problem.pool_capacity`), None for a private one; `channel` names the transfer channel its
+    outgoing tensors queue on when `Problem.serial_links` (devices naming one channel share
+    it), None for a channel of its own.
     """
 
     name: str
@@ -43,6 +45,7 @@ class Device:
     memory: float = float("inf")
     slots: int = 1
     pool: str | None = None
+    channel: str | None = None
 
 
 @dataclass

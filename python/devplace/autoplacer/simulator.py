@@ -9,8 +9,9 @@ Rules (the same for every placer, and those of benchmarks/placement/workloads/RE
   starts at that instant, so what it makes ready then competes on equal terms (the README's
   "inputs have all arrived" read literally);
 - op u's output is sent once per destination device, when u finishes; with
-  `Problem.serial_links` each device has one outgoing channel that sends one tensor at a time,
-  in request order; otherwise transfers do not contend;
+  `Problem.serial_links` each device has one outgoing channel (or shares the one its
+  `Device.channel` names) that sends one tensor at a time, in request order; otherwise
+  transfers do not contend;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.
 """
@@ -101,6 +102,8 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     start = np.zeros(n)
     finish = np.zeros(n)
     machine = _Machine(problem)
+    names = [dev.channel if dev.channel is not None else i for i, dev in enumerate(problem.devices)]
+    channel_of = [names.index(x) for x in names]
     chan = [0.0] * d
     events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest device or -1)
     seq = 0
@@ -122,10 +125,13 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
             if dest == src:
                 arrive(t, u, dest)
                 continue
-            begin = max(t, chan[src]) if problem.serial_links else t
-            end = begin + problem.comm(u, src, dest)
-            if problem.serial_links:
-                chan[src] = end
+            ch = channel_of[src]
+            cost = problem.comm(u, src, dest)
+            serial = problem.serial_links and cost > 0  # free copies never wait for a channel
+            begin = max(t, chan[ch]) if serial else t
+            end = begin + cost
+            if serial:
+                chan[ch] = end
             sends.append((u, dest, end))
             if end <= t:
                 arrive(t, u, dest)

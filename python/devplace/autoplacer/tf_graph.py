@@ -13,15 +13,18 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from tensorflow.python.framework import kernels
 
 from devplace._tf import tf
-from devplace.autoplacer.cost import CostModel, device_kind
-from devplace.autoplacer.graph import Device, PlacementError, Problem
-from devplace.devices import DeviceSpecError, canonical_device, parse_device
+from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind
+from devplace.autoplacer.graph import Device as ProblemDevice
+from devplace.autoplacer.graph import PlacementError, Problem
+from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
 from devplace.scopes import PS_OPS, variable_bytes
 
-__all__ = ["estimate_us", "fetch_closure", "problem_from_graph"]
+__all__ = ["effective_assignment", "estimate_us", "fetch_closure", "problem_from_graph"]
 
 
 def _fetch_ops(fetches: Any, graph: Any) -> list[Any]:
@@ -98,42 +101,121 @@ def _known_types() -> frozenset[str]:
 
 
 def _groups(ops: Sequence[Any]) -> np.ndarray:
-    """Union of ops sharing a colocation class ("loc:@name")."""
+    """Colocation group label per op: connected components of "loc:@name" references."""
     index = {op.name: i for i, op in enumerate(ops)}
-    parent = list(range(len(ops)))
-
-    def find(i: int) -> int:
-        """Root of i in the union-find forest."""
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, op in enumerate(ops):
-        for cls in op.colocation_groups():
-            other = index.get(cls.decode().removeprefix("loc:@"))
-            if other is not None:
-                parent[find(i)] = find(other)
-    return np.array([find(i) for i in range(len(ops))])
+    pairs = [
+        (i, index[name])
+        for i, op in enumerate(ops)
+        for cls in op.colocation_groups()
+        if (name := cls.decode().removeprefix("loc:@")) in index
+    ]
+    rows, cols = zip(*pairs, strict=True) if pairs else ((), ())
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(ops), len(ops)))
+    return connected_components(graph, directed=False)[1]
 
 
 def _pin_mask(op: Any, names: list[str]) -> np.ndarray | None:
     """Devices matching op's requested device, or None when it requests none."""
     if not op.device:
         return None
-    want = parse_device(op.device)
-    ok = np.zeros(len(names), dtype=bool)
-    for j, name in enumerate(names):
-        have = parse_device(name)
-        ok[j] = (want.device_type in (None, have.device_type)) and (
-            want.device_index in (None, have.device_index)
-        )
+    ok = np.array([matches(op.device, name) for name in names])
     if not ok.any():
         raise PlacementError(
             f"op {op.name!r} is pinned to {op.device!r}, which is none of the devices {names}; "
             "hint: add that device, or pass respect_pins=False"
         )
     return ok
+
+
+def _device_names(devices: Sequence[str]) -> list[str]:
+    """Canonical names of `devices`, checked: a non-empty list naming each device once."""
+    if isinstance(devices, str) or not devices:
+        raise PlacementError(
+            f"devices must be a non-empty list of device names, got {devices!r}; "
+            "hint: devices=['/device:CPU:0', '/device:GPU:0']"
+        )
+    try:
+        names = [canonical_device(x) for x in devices]
+    except DeviceSpecError as err:
+        raise PlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
+    if len(set(names)) != len(names):
+        raise PlacementError(f"devices {names} name a device twice")
+    return names
+
+
+def _profile_key(op: Any, profiles: DeviceProfiles | None) -> str:
+    """The name `op` has in device profiles: a fed placeholder runs as `_arg_<name>_0_0`."""
+    alias = f"_arg_{op.name}_0_0"
+    if (
+        op.type == "Placeholder"
+        and profiles is not None
+        and profiles.output_bytes(alias) is not None
+    ):
+        return alias
+    return op.name
+
+
+def _op_costs(
+    ops: Sequence[Any], names: list[str], cost: CostModel, profile: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compute times (n, d) and output bytes (n,) of `ops` on the devices `names`.
+
+    Times: `cost.profiles` per device kind, else `profile`'s median, else a static estimate.
+    """
+    stats = getattr(profile, "op_stats", None) or {}
+    keys = [_profile_key(op, cost.profiles) for op in ops]
+    times = np.empty(len(ops))
+    out_bytes = np.empty(len(ops))
+    for i, op in enumerate(ops):
+        stat = stats.get(op.name)
+        measured = cost.profiles.output_bytes(keys[i]) if cost.profiles is not None else None
+        times[i] = stat.duration_us if stat is not None else estimate_us(op)
+        if measured is None:
+            measured = stat.output_bytes if stat is not None else _static_bytes(op)
+        out_bytes[i] = measured
+    typed = [(key, op.type) for key, op in zip(keys, ops, strict=True)]
+    return cost.compute(times, names, typed), out_bytes
+
+
+def _forbid(compute: np.ndarray, ops: Sequence[Any], names: list[str], respect_pins: bool) -> None:
+    """Set inf where an op has no kernel for a device's type, or is pinned elsewhere."""
+    types = [parse_device(x).device_type for x in names]
+    known = _known_types()
+    for i, op in enumerate(ops):
+        have = _kernel_types(op.type)
+        for j, dtype in enumerate(types):
+            if dtype in known and dtype not in have and "DEFAULT" not in have:
+                compute[i, j] = np.inf
+        if respect_pins and (pin := _pin_mask(op, names)) is not None:
+            compute[i, ~pin] = np.inf
+
+
+def _problem_devices(
+    names: list[str], devices: Sequence[str], cost: CostModel, memory: Mapping[str, float] | None
+) -> list[ProblemDevice]:
+    """The problem's devices: memory caps, slots, the shared CPU pool and transfer channel."""
+    caps = dict(memory or {})
+    unknown = set(caps) - set(names) - set(devices)
+    if unknown:
+        raise PlacementError(
+            f"memory caps name unknown devices {sorted(unknown)}; devices: {names}"
+        )
+    caps = {canonical_device(k): float(v) for k, v in caps.items()}
+    pooled = cost.cpu_threads is not None
+    out = []
+    for name in names:
+        cpu = device_kind(name) == "cpu"
+        out.append(
+            ProblemDevice(
+                name,
+                device_kind(name),
+                memory=caps.get(name, float("inf")),
+                slots=cost.cpu_slots if cpu else cost.acc_slots,
+                pool="cpu" if pooled and cpu else None,
+                channel="host" if cost.shared_channel else None,
+            )
+        )
+    return out
 
 
 def problem_from_graph(
@@ -148,35 +230,10 @@ def problem_from_graph(
     """The placement problem of the ops `fetches` need, and those ops (index = op index)."""
     cost = cost or CostModel()
     graph = graph or tf.get_default_graph()
-    if isinstance(devices, str) or not devices:
-        raise PlacementError(
-            f"devices must be a non-empty list of device names, got {devices!r}; "
-            "hint: devices=['/device:CPU:0', '/device:GPU:0']"
-        )
-    try:
-        names = [canonical_device(x) for x in devices]
-    except DeviceSpecError as err:
-        raise PlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
-    if len(set(names)) != len(names):
-        raise PlacementError(f"devices {names} name a device twice")
+    names = _device_names(devices)
     ops = fetch_closure(fetches, graph)
-    stats = getattr(profile, "op_stats", None) or {}
-    times = np.empty(len(ops))
-    out_bytes = np.empty(len(ops))
-    for i, op in enumerate(ops):
-        stat = stats.get(op.name)
-        times[i] = stat.duration_us if stat is not None else estimate_us(op)
-        out_bytes[i] = stat.output_bytes if stat is not None else _static_bytes(op)
-    compute = cost.compute(times, names)
-    types = [parse_device(x).device_type for x in names]
-    known = _known_types()
-    for i, op in enumerate(ops):
-        have = _kernel_types(op.type)
-        for j, dtype in enumerate(types):
-            if dtype in known and dtype not in have and "DEFAULT" not in have:
-                compute[i, j] = np.inf
-        if respect_pins and (pin := _pin_mask(op, names)) is not None:
-            compute[i, ~pin] = np.inf
+    compute, out_bytes = _op_costs(ops, names, cost, profile)
+    _forbid(compute, ops, names, respect_pins)
     index = {op.name: i for i, op in enumerate(ops)}
     edges = {(index[t.op.name], i) for i, op in enumerate(ops) for t in op.inputs}
     edges |= {(index[c.name], i) for i, op in enumerate(ops) for c in op.control_inputs}
@@ -184,28 +241,10 @@ def problem_from_graph(
     held = np.array(
         [float(variable_bytes(op)) if p else 0.0 for op, p in zip(ops, is_param, strict=True)]
     )
-    caps = dict(memory or {})
-    unknown = set(caps) - set(names) - set(devices)
-    if unknown:
-        raise PlacementError(
-            f"memory caps name unknown devices {sorted(unknown)}; devices: {names}"
-        )
-    caps = {canonical_device(k): float(v) for k, v in caps.items()}
-    pooled = cost.cpu_threads is not None
-    devs = [
-        Device(
-            name,
-            device_kind(name),
-            memory=caps.get(name, float("inf")),
-            slots=cost.cpu_slots if device_kind(name) == "cpu" else 1,
-            pool="cpu" if pooled and device_kind(name) == "cpu" else None,
-        )
-        for name in names
-    ]
     alpha, beta = cost.links(names)
     problem = Problem(
         names=[op.name for op in ops],
-        devices=devs,
+        devices=_problem_devices(names, devices, cost, memory),
         compute=compute,
         edges=sorted(edges),
         xfer=out_bytes,
@@ -216,7 +255,28 @@ def problem_from_graph(
         groups=_groups(ops),
         is_param=is_param,
         serial_links=cost.serial_links,
-        pool_capacity={"cpu": int(cost.cpu_threads)} if pooled else {},
+        pool_capacity={"cpu": int(cost.cpu_threads)} if cost.cpu_threads is not None else {},
         name=graph.__class__.__name__,
     )
     return problem, ops
+
+
+def effective_assignment(problem: Problem, requested: Sequence[str]) -> np.ndarray:
+    """The devices TF runs each op on, given the requested device per op (soft placement).
+
+    An op goes to the first device matching its request that it may use; an op without a
+    usable request goes where TF's default would put it (accelerators before CPUs); a
+    colocation group whose members disagree goes, as one, to the first device in that order
+    every member may use.
+    """
+    order = sorted(range(problem.d), key=lambda j: problem.devices[j].kind == "cpu")
+    allowed = problem.allowed
+    a = np.empty(problem.n, dtype=np.int64)
+    for i, want in enumerate(requested):
+        hits = [j for j in range(problem.d) if want and matches(want, problem.devices[j].name)]
+        a[i] = next((j for j in hits + order if allowed[i, j]), order[0])
+    group_ok = problem.group_allowed()
+    for members in problem.group_members():
+        if len(set(a[members].tolist())) > 1:
+            a[members] = next(j for j in order if group_ok[members[0], j])
+    return a
