@@ -1,43 +1,110 @@
-"""TensorFlow, imported once in TF1 graph mode (`tf.compat.v1` with v2 behaviour disabled).
+"""TensorFlow, imported once and switched to TF1 graph mode for the whole process.
 
 TF1 behaviour is what the seeds assume: `Variable` builds `VariableV2` ops (not resource
-handles), sessions and collections work, and device functions are accepted by `tf.device`.
+handles), top-level ops go into the default graph, sessions and collections work, and device
+functions are accepted by `tf.device`. TensorFlow's execution mode is process-wide, so this is a
+visible switch, not a private one: after `import devplace`, `tf.executing_eagerly()` is False
+and eager-only calls fail with `EagerExecutionError` saying why (docs/design.md, "TF2 code").
 """
+
+from __future__ import annotations
 
 import os
 import re
 import sys
+import warnings
 
 from devplace._fdcapture import capture_fds
+from devplace.errors import Error
 
-# TF's C++ INFO and WARNING lines (oneDNN notices, "GPU trace was not collected" on every
-# traced run) drown the placement log, which TF prints to stdout regardless; errors stay.
+__all__ = ["GPU_MESSAGES", "EagerExecutionError", "tf"]
+
+# TF's C++ INFO and WARNING lines at run time (oneDNN notices, "GPU trace was not collected" on
+# every traced run) drown the placement log, which TF prints to stdout regardless; errors stay.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-# Lines TF prints while loading, before it reads TF_CPP_MIN_LOG_LEVEL: notices, not problems.
+# Lines TF prints while loading, whatever TF_CPP_MIN_LOG_LEVEL says: notices, not problems.
 _LOAD_NOTICES = re.compile(
     r"All log messages before absl::InitializeLog|oneDNN custom operations are on"
     r"|cpu_feature_guard|To enable the following instructions"
 )
+# Lines that explain why TensorFlow uses no GPU: no driver, libraries that failed to load.
+_GPU_LINES = re.compile(r"cuda|cudnn|cublas|cuInit|dlopen|dynamic library|GPU", re.IGNORECASE)
+# "I0000 00:00:1795424191.953030   10114 cudart_stub.cc:31] " before TF's message.
+_LOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
+
+GPU_MESSAGES: list[str] = []
+"""What TensorFlow said about GPUs while loading and looking for them (prefixes removed)."""
 
 _loading = None
 try:
+    # Listing the GPUs here runs cuInit inside the capture (its error on driverless machines
+    # would otherwise land on stderr at the first Session) and only enumerates: memory options
+    # set later still act.
     with capture_fds((2,)) as _loading:
         import tensorflow as _tensorflow
+        from tensorflow.python.eager import context as _context
+        from tensorflow.python.framework import ops as _ops
         from tensorflow.python.util import deprecation as _deprecation
+
+        _gpus = _tensorflow.config.list_physical_devices("GPU")
 finally:
     if _loading is not None:
-        sys.stderr.write(
-            "".join(
-                line
-                for line in _loading.text.splitlines(keepends=True)
-                if not _LOAD_NOTICES.search(line)
-            )
-        )
+        _other = []
+        for _line in _loading.text.splitlines(keepends=True):
+            if _LOAD_NOTICES.search(_line):
+                continue
+            if _GPU_LINES.search(_line):
+                _message = _LOG_PREFIX.sub("", _line).strip()
+                if _message not in GPU_MESSAGES:
+                    GPU_MESSAGES.append(_message)
+            else:
+                _other.append(_line)
+        sys.stderr.write("".join(_other))
+
+
+def _driver_present() -> bool:
+    return os.path.exists("/proc/driver/nvidia/version")
+
+
+if not _gpus and _driver_present() and _tensorflow.test.is_built_with_cuda():
+    # A GPU machine whose GPU TensorFlow cannot use: say so now, not at the first slow run.
+    sys.stderr.write(
+        "devplace: an NVIDIA driver is present but TensorFlow found no GPU"
+        + "".join(f"\n  TensorFlow: {m}" for m in GPU_MESSAGES)
+        + "\n  `devplace devices` shows TensorFlow's full reason.\n"
+    )
+
+
+class EagerExecutionError(Error, AttributeError):
+    """An eager-only call (`Tensor.numpy()`) on a graph tensor: devplace runs TF in graph mode."""
+
+
+def _no_numpy(tensor: object) -> None:
+    raise EagerExecutionError(
+        f"{getattr(tensor, 'name', 'this tensor')} is a graph tensor: `import devplace` switched "
+        "TensorFlow to TF1 graph mode for this process (tf.executing_eagerly() is False), so "
+        ".numpy() is not available. Evaluate it with dp.run(sess, tensor), or keep eager "
+        "TensorFlow 2 code in a process that does not import devplace (docs/design.md, "
+        "'TF2 code')."
+    )
+
+
+_eager_context = _context.context_safe()
+if _eager_context is not None and _eager_context._context_handle is not None:
+    warnings.warn(
+        "eager TensorFlow code already ran in this process; `import devplace` now switches "
+        "TensorFlow to TF1 graph mode, so eager code from here on fails (docs/design.md, "
+        "'TF2 code')",
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 tf = _tensorflow.compat.v1
 with _deprecation.silence():
     tf.disable_v2_behavior()
 tf.logging.set_verbosity(tf.logging.ERROR)
-
-__all__ = ["tf"]
+# A property that raises AttributeError keeps `hasattr(t, "numpy")` False (how libraries tell
+# graph tensors from eager ones) while a direct call gets the reason instead of a bare
+# "'SymbolicTensor' object has no attribute 'numpy'".
+_ops.SymbolicTensor.numpy = property(_no_numpy)
