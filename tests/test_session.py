@@ -1,13 +1,16 @@
 """Sessions: every option reaches the ConfigProto and does what it says."""
 
 import gc
+import inspect
 import logging
 import time
 
 import numpy as np
 import pytest
+from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU, requires_gpu
 
 import devplace as dp
+from devplace.devices import runtime_device
 
 tf = dp.tf
 
@@ -37,6 +40,7 @@ tf = dp.tf
         ({"timeout": 2.5}, lambda c: c.operation_timeout_in_ms == 2500),
     ],
 )
+@pytest.mark.filterwarnings("ignore::devplace.GpuMemoryOptionsWarning")
 def test_each_option_reaches_the_config(kwargs, check):
     sess = dp.Session(**kwargs)
     assert check(sess.config)
@@ -53,24 +57,38 @@ def test_raw_config_is_the_base_the_options_apply_to():
 
 
 def test_logical_cpu_devices():
-    assert dp.Session(cpus=3).devices() == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
+    cpus = ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
+    assert dp.Session(cpus=3).devices() == cpus + GPUS
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "error", "fragment"),
-    [
-        ({"cpus": -1}, ValueError, "cpus must be a non-negative integer"),
-        ({"inter": 1.5}, ValueError, "inter must be a non-negative integer"),
-        ({"gpu_memory_fraction": 1.5}, ValueError, r"gpu_memory_fraction must be in \(0, 1\]"),
-        ({"timeout": 0}, ValueError, "timeout must be a positive number"),
-        ({"config": {"a": 1}}, TypeError, "config must be a tf.ConfigProto"),
-        ({"target": 5}, TypeError, "target must be a string"),
-        ({"cpu": 2}, TypeError, "unexpected keyword argument 'cpu'"),
-    ],
-)
-def test_bad_options_are_named(kwargs, error, fragment, capfd):
-    with pytest.raises(error, match=fragment):
-        dp.Session(**kwargs)
+def test_gpus_zero_hides_every_gpu():
+    assert dp.Session(gpus=0).devices() == ["/device:CPU:0"]
+
+
+def test_options_at_their_default_leave_the_given_config_alone():
+    base = tf.ConfigProto(allow_soft_placement=True, log_device_placement=False)
+    base.gpu_options.allow_growth = True
+    config = dp.Session(config=base, soft=False, allow_growth=None).config
+    assert config.allow_soft_placement and config.gpu_options.allow_growth
+
+
+def test_the_signature_and_docstring_list_every_option():
+    from devplace.session_options import OPTIONS
+
+    params = inspect.signature(dp.Session).parameters
+    for option in OPTIONS:
+        assert params[option.name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert params[option.name].default == option.default
+        assert f"{option.name}={option.default!r} ({option.expected()})" in dp.Session.__doc__
+    with pytest.raises(TypeError, match="positional"):
+        dp.Session(2)
+
+
+def test_bad_options_are_named_and_the_half_made_session_dies_quietly(capfd):
+    with pytest.raises(dp.SessionOptionError, match="cpus=-1"):
+        dp.Session(cpus=-1)
+    with pytest.raises(TypeError, match="did you mean 'cpus'"):
+        dp.Session(cpu=2)
     gc.collect()  # the half-made session's __del__ runs quietly
     assert "Exception ignored" not in capfd.readouterr().err
 
@@ -84,8 +102,8 @@ def test_placement_log_is_captured_returned_and_logged(caplog, capfd):
         a.initializer.run(session=sess)
         assert dp.run(sess, c) == 12.0
     lines = dp.placement_log(sess)
-    assert "a: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:1" in lines
-    assert "c: (Mul): /job:localhost/replica:0/task:0/device:CPU:0" in lines
+    assert f"a: (VariableV2): {runtime_device('/cpu:1')}" in lines
+    assert f"c: (Mul): {runtime_device(DEFAULT_DEVICE)}" in lines
     assert any("c: (Mul)" in r.getMessage() for r in caplog.records)
     assert "c: (Mul)" in capfd.readouterr().err  # echoed for the user to see
 
@@ -95,16 +113,20 @@ def test_placement_log_needs_the_option():
         dp.placement_log(dp.Session())
 
 
-def test_gpu_pin_without_soft_placement_names_op_device_and_hint():
+def test_int32_variable_pinned_to_a_gpu_is_a_placement_error_naming_op_device_and_hint():
+    # With a GPU the book's error (int32 VariableV2 has no GPU kernel); without, no GPU at all.
     with dp.gpu(0):
         i = dp.Variable(3, name="i")
+    sess = dp.Session()
     with pytest.raises(dp.DevicePlacementError) as info:
-        dp.Session().run(i.initializer)
+        sess.run(i.initializer)
     err = info.value
     assert isinstance(err, tf.errors.InvalidArgumentError)  # what the book catches
     assert err.op_name == "i"
     assert err.requested == "/device:GPU:0"
-    assert err.available == ["/device:CPU:0"]
+    assert err.available == sess.devices() == ["/device:CPU:0", *GPUS]
+    reason = "no kernel for that device type" if HAS_GPU else "no GPU"
+    assert reason in str(err)
     assert "soft=True" in str(err) and "'i'" in str(err)
 
 
@@ -113,7 +135,19 @@ def test_missing_logical_device_is_a_placement_error():
         x = dp.constant(1.0, name="x")
     with pytest.raises(dp.DevicePlacementError, match="no such device") as info:
         dp.Session(cpus=2).run(x)
-    assert info.value.available == ["/device:CPU:0", "/device:CPU:1"]
+    assert info.value.available == ["/device:CPU:0", "/device:CPU:1", *GPUS]
+    assert "soft=True" in str(info.value)
+
+
+def test_missing_job_with_soft_placement_on_says_what_else_to_do():
+    with dp.device("/job:nope/task:0"):
+        y = tf.add(dp.constant(1.0), 1.0, name="y")
+    with pytest.raises(dp.DevicePlacementError) as info:
+        dp.Session(soft=True).run(y)
+    message = str(info.value)
+    assert "this session has no /job:nope/task:0" in message
+    assert "soft=True" not in message
+    assert "dp.ClusterSession" in message
 
 
 def test_soft_placement_runs_the_books_int32_variable_on_the_cpu():
@@ -134,7 +168,7 @@ def test_optimize_false_keeps_ops_grappler_would_fold():
     faithful = dp.placement(dp.Session(optimize=False), y)
     assert "folded" in optimized.optimized_away
     assert "folded" not in faithful.optimized_away
-    assert faithful.actual("folded") == "/device:CPU:0"
+    assert faithful.actual("folded") == DEFAULT_DEVICE
 
 
 def test_timeout_bounds_a_blocking_op():
@@ -166,10 +200,21 @@ def test_init_initialises_variables():
 
 def test_op_without_any_kernel_here_is_a_placement_error_without_soft_hint():
     with dp.cpu(0):
-        x = dp.constant([1.0, 2.0])
-        y = tf.raw_ops.NcclAllReduce(input=x, reduction="sum", num_devices=1, shared_name="s")
+        y = tf.raw_ops.InfeedDequeue(dtype=tf.float32, shape=[2], name="infeed")  # TPU only
     with pytest.raises(dp.DevicePlacementError, match="has no kernel for the op on CPU") as info:
         dp.Session(soft=True).run(y)
-    assert info.value.op_name == "NcclAllReduce"
+    assert info.value.op_name == "infeed"
     assert info.value.requested == "/device:CPU:0"
     assert "soft=True" not in str(info.value)
+
+
+@requires_gpu
+def test_a_pinned_op_runs_on_the_gpu_by_the_run_metadata():
+    with dp.cpu(0):
+        x = dp.constant([1.0, 2.0], name="x")
+    with dp.gpu(0):
+        y = dp.sin(x, name="y")
+    report = dp.placement(dp.Session(optimize=False), y)
+    assert report.actual("y") == "/device:GPU:0"
+    assert report.actual("x") == "/device:CPU:0"
+    assert report.transfer_count >= 1

@@ -11,9 +11,10 @@ from devplace._tf import tf
 from devplace.devices import Device, DeviceSpecError, canonical_device, parse_device
 from devplace.differentiation import gradients
 from devplace.errors import Error
+from devplace.gpu_memory import GpuMemoryOptionsWarning
 from devplace.layers import UPDATE_OPS, batch_norm, bn, with_updates
 from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
-from devplace.report import OpPlacement, PlacementReport, Transfer
+from devplace.report import OpPlacement, PlacementReport, Transfer, placement
 from devplace.scopes import (
     PS_OPS,
     assign_to_device,
@@ -33,7 +34,7 @@ from devplace.session import (
     placement_log,
     run,
 )
-from devplace.traced import placement
+from devplace.session_options import SessionOptionError
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
 Variable = tf.Variable
@@ -111,6 +112,8 @@ __all__ = [
     "DevicePlacementError",
     "DeviceSpecError",
     "Error",
+    "GpuMemoryOptionsWarning",
+    "SessionOptionError",
     "GraphKeys",
     "OpPlacement",
     "OpStat",

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from devplace._fdcapture import capture_fds
 from devplace._tf import tf
-from devplace.devices import canonical_device, short_device
+from devplace.devices import Device, canonical_device, matches, parse_device, short_device
 from devplace.errors import Error
+from devplace.gpu_memory import note_session
+from devplace.session_options import (
+    SessionOptionTypeError,
+    build_config,
+    check_target,
+    options_doc,
+    signature,
+)
 from devplace.values import to_python
 
 __all__ = [
@@ -37,12 +44,14 @@ _PLACEMENT_LINE = re.compile(r"^(?P<op>\S+): \((?P<type>\w+)\): (?P<device>/\S+)
 class DevicePlacementError(Error, tf.errors.InvalidArgumentError):
     """An op could not be put on the device it asked for (no such device, or no kernel)."""
 
-    def __init__(self, op: str, requested: str, available: list[str], original: Any):
+    def __init__(
+        self, op: str, requested: str, available: list[str], original: Any, soft: bool = False
+    ):
         self.op_name = op
         self.requested = requested
         self.available = available
         self.original = original
-        reason, hint = _placement_reason(original.message)
+        reason, hint = _placement_reason(original.message, requested, available, soft)
         message = (
             f"cannot place op {op!r} on {requested or 'the device it was colocated with'}: "
             f"{reason}. Available devices: {', '.join(available)}. {hint}"
@@ -54,14 +63,28 @@ _FALL_BACK = (
     "Pin it to one of those, or pass soft=True to Session to let TensorFlow fall back "
     "(dp.placement shows where it lands)."
 )
+_PIN = (
+    "Soft placement is on and could not move it: pin it (and the ops colocated with it) to "
+    "one of those devices."
+)
 
 
-def _placement_reason(message: str) -> tuple[str, str]:
-    """Why TF could not place an op, and what to do about it."""
-    if "CUDA is not enabled" in message or "appears to be a GPU" in message:
-        return "this TensorFlow build sees no GPU", _FALL_BACK
-    if "no supported kernel" in message:
-        return "the op has no kernel for that device type", _FALL_BACK
+def _missing_host(requested: str, available: list[str]) -> str:
+    """The job/replica/task part of `requested` when no available device has it, else ''."""
+    if not requested:
+        return ""
+    wanted = parse_device(requested)
+    host = Device(wanted.job, wanted.replica, wanted.task)
+    if host == Device() or any(matches(host, device) for device in available):
+        return ""
+    return str(host)
+
+
+def _placement_reason(
+    message: str, requested: str, available: list[str], soft: bool
+) -> tuple[str, str]:
+    """Why TF could not place an op, and what to do about it given the session's options."""
+    fall_back = _PIN if soft else _FALL_BACK
     if "No OpKernel was registered" in message:
         devices = re.search(r"Registered devices: \[([^\]]*)\]", message)
         kinds = devices.group(1) if devices else "any device"
@@ -70,11 +93,25 @@ def _placement_reason(message: str) -> tuple[str, str]:
             "No device here can run it, soft placement included: use another op, or a "
             "TensorFlow build and machine with a device that has its kernel.",
         )
+    if host := _missing_host(requested, available):
+        return (
+            f"this session has no {host} (soft placement cannot change the job or task)",
+            "Pin it to one of those devices, or run it in a session on a cluster that has "
+            f"{host}: dp.ClusterSession(cluster, job=..., task=...) or "
+            "dp.Session(target='grpc://HOST:PORT').",
+        )
+    if "CUDA is not enabled" in message or "appears to be a GPU" in message:
+        return "this TensorFlow build sees no GPU", fall_back
+    if "no supported kernel" in message:
+        return "the op has no kernel for that device type", fall_back
     if "incompatible device" in message:
-        return "it is colocated with ops that require an incompatible device", _FALL_BACK
+        return "it is colocated with ops that require an incompatible device", fall_back
     if "available devices are" in message:
-        return "no such device exists in this session", _FALL_BACK
-    return message.strip().splitlines()[-1], _FALL_BACK
+        kind = parse_device(requested).device_type if requested else None
+        if kind and not any(matches(f"/device:{kind}:*", d) for d in available):
+            return f"this session has no {kind} device", fall_back
+        return "no such device exists in this session", fall_back
+    return message.strip().splitlines()[-1], fall_back
 
 
 def _unplaceable_op(message: str) -> str | None:
@@ -101,135 +138,46 @@ def _requested_device(message: str) -> str:
     return ""
 
 
-def _checked_count(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"Session: {name} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def _build_config(
-    *,
-    cpus: int | None,
-    gpus: int | None,
-    soft: bool,
-    log_placement: bool,
-    inter: int | None,
-    intra: int | None,
-    per_session_threads: bool,
-    allow_growth: bool | None,
-    gpu_memory_fraction: float | None,
-    optimize: bool,
-    timeout: float | None,
-    config: Any,
-) -> Any:
-    proto = tf.ConfigProto()
-    if config is not None:
-        if not isinstance(config, tf.ConfigProto):
-            raise TypeError(
-                f"Session: config must be a tf.ConfigProto, got {type(config).__name__}"
-            )
-        proto.CopyFrom(config)
-    for name, count in (("CPU", cpus), ("GPU", gpus)):
-        count = _checked_count(f"{name.lower()}s", count)
-        if count is not None:
-            proto.device_count[name] = count
-    if soft:
-        proto.allow_soft_placement = True
-    if log_placement:
-        proto.log_device_placement = True
-    if (inter := _checked_count("inter", inter)) is not None:
-        proto.inter_op_parallelism_threads = inter
-    if (intra := _checked_count("intra", intra)) is not None:
-        proto.intra_op_parallelism_threads = intra
-    if per_session_threads:
-        proto.use_per_session_threads = True
-    if allow_growth is not None:
-        proto.gpu_options.allow_growth = bool(allow_growth)
-    if gpu_memory_fraction is not None:
-        if not 0.0 < float(gpu_memory_fraction) <= 1.0:
-            raise ValueError(
-                f"Session: gpu_memory_fraction must be in (0, 1], got {gpu_memory_fraction!r}"
-            )
-        proto.gpu_options.per_process_gpu_memory_fraction = float(gpu_memory_fraction)
-    if not optimize:
-        # Grappler and the classic optimizer fold constants and fuse ops across devices, which
-        # changes what runs where; off, the partition graphs are the graph as placed.
-        proto.graph_options.rewrite_options.disable_meta_optimizer = True
-        opts = proto.graph_options.optimizer_options
-        opts.opt_level = tf.OptimizerOptions.L0
-        opts.do_constant_folding = False
-        opts.do_common_subexpression_elimination = False
-        opts.do_function_inlining = False
-    if timeout is not None:
-        if float(timeout) <= 0:
-            raise ValueError(
-                f"Session: timeout must be a positive number of seconds, got {timeout!r}"
-            )
-        proto.operation_timeout_in_ms = max(1, round(float(timeout) * 1000))
-    return proto
-
-
 class Session(tf.Session):
-    """A `tf.compat.v1.Session` configured by keyword arguments.
+    """A `tf.compat.v1.Session` configured by keyword arguments (all keyword-only).
 
-    cpus, gpus: device counts (`cpus=4` gives logical devices `/device:CPU:0..3`).
-    soft: fall back to a device that can run an op (`allow_soft_placement`).
-    log_placement: log every op's device; the lines are captured, echoed to stderr, sent to
-        the `devplace.placement` logger and returned by `placement_log(sess)`.
-    inter, intra: inter-op and intra-op thread pool sizes; per_session_threads: own pools.
-    allow_growth, gpu_memory_fraction: GPU memory options.
-    optimize: False turns Grappler and constant folding off so placements are kept as built.
-    target: e.g. `grpc://localhost:2222`; timeout: seconds any operation may block
-        (defaults to `DEFAULT_REMOTE_TIMEOUT` for remote targets).
-    config: a `tf.ConfigProto` the other options are applied on top of.
+    Options (`devplace.session_options.OPTIONS`; a wrong type or range raises
+    `SessionOptionError` naming the option):
+      {options}
+    target: None or '' for an in-process session, or `grpc://HOST:PORT`.
+    config: a `tf.ConfigProto` the options are applied on top of (it is copied, not changed).
+    graph: the graph to run (default: the default graph).
+
+    GPU memory options are fixed by the process's first session; a later session asking for
+    others gets a `GpuMemoryOptionsWarning` once.
     """
 
     # tf.Session.__del__ reads it, also when __init__ never ran (a bad keyword argument).
     _session = None
 
     def __init__(
-        self,
-        cpus: int | None = None,
-        gpus: int | None = None,
-        soft: bool = False,
-        log_placement: bool = False,
-        inter: int | None = None,
-        intra: int | None = None,
-        per_session_threads: bool = False,
-        allow_growth: bool | None = None,
-        gpu_memory_fraction: float | None = None,
-        optimize: bool = True,
-        target: str | None = None,
-        timeout: float | None = None,
-        config: Any = None,
-        graph: Any = None,
+        self, *, target: str | None = None, config: Any = None, graph: Any = None, **options: Any
     ):
-        target = target or ""
-        if not isinstance(target, str):
-            raise TypeError(
-                f"Session: target must be a string like 'grpc://host:port', got {target!r}"
+        target = check_target(target)
+        if options.get("timeout") is None and target.startswith("grpc://"):
+            options["timeout"] = DEFAULT_REMOTE_TIMEOUT
+        if graph is not None and not isinstance(graph, tf.Graph):
+            raise SessionOptionTypeError(
+                "graph", graph, "a tf.Graph or None", "leave it out to run the default graph"
             )
-        if timeout is None and target.startswith("grpc://"):
-            timeout = DEFAULT_REMOTE_TIMEOUT
+        proto = build_config(options, config)
         self.placement_lines: list[str] = []
-        self._log_placement = bool(log_placement)
-        proto = _build_config(
-            cpus=cpus,
-            gpus=gpus,
-            soft=soft,
-            log_placement=log_placement,
-            inter=inter,
-            intra=intra,
-            per_session_threads=per_session_threads,
-            allow_growth=allow_growth,
-            gpu_memory_fraction=gpu_memory_fraction,
-            optimize=optimize,
-            timeout=timeout,
-            config=config,
-        )
+        self._log_placement = proto.log_device_placement
         self._captured(lambda: super(Session, self).__init__(target, graph=graph, config=proto))
+        if not target:
+            note_session(proto, options)
+
+    __init__.__signature__ = signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+            for name in ("target", "config", "graph")
+        ]
+    )
 
     @property
     def config(self) -> Any:
@@ -257,7 +205,9 @@ class Session(tf.Session):
             except KeyError:
                 requested = ""
             requested = _requested_device(err.message) or canonical_device(requested)
-            raise DevicePlacementError(op_name, requested, self.devices(), err) from err
+            raise DevicePlacementError(
+                op_name, requested, self.devices(), err, soft=self.config.allow_soft_placement
+            ) from err
 
     def _captured(self, call: Any) -> Any:
         if not self._log_placement:
@@ -272,6 +222,9 @@ class Session(tf.Session):
 
     def __repr__(self) -> str:
         return f"<devplace.Session target={self.sess_str!r} devices={self.devices()}>"
+
+
+Session.__doc__ = inspect.cleandoc(Session.__doc__ or "").replace("{options}", options_doc())
 
 
 def _record(sess: Session, text: str) -> None:
