@@ -14,7 +14,7 @@ from devplace.errors import Error
 from devplace.gpu_memory import GpuMemoryOptionsWarning
 from devplace.layers import UPDATE_OPS, batch_norm, bn, with_updates
 from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
-from devplace.report import OpPlacement, PlacementReport, Transfer, placement
+from devplace.report import OpPlacement, PlacementReport, Transfer
 from devplace.scopes import (
     PS_OPS,
     assign_to_device,
@@ -35,6 +35,7 @@ from devplace.session import (
     run,
 )
 from devplace.session_options import SessionOptionError
+from devplace.traced import placement
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
 Variable = tf.Variable
@@ -81,6 +82,8 @@ _LAZY = {
     "TraceError": "devplace.trace",
     "autoplace": "devplace.autoplacer",
     "Placement": "devplace.autoplacer",
+    "profile_devices": "devplace.autoplacer",
+    "DeviceProfiles": "devplace.autoplacer",
     "LocalCluster": "devplace.cluster",
     "ClusterSession": "devplace.cluster",
 }
@@ -101,6 +104,8 @@ __all__ = [
     "ClusterSession",
     "LocalCluster",
     "Placement",
+    "DeviceProfiles",
+    "profile_devices",
     "TraceError",
     "autoplace",
     "compare_profiles",

@@ -19,6 +19,7 @@ from devplace.autoplacer.cost import (
 )
 from devplace.autoplacer.graph import Device, InfeasibleError, PlacementError, Problem
 from devplace.autoplacer.placers import PLACERS, Placer
+from devplace.autoplacer.profiles import profile_devices
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import STRATEGIES, place
 
@@ -42,5 +43,6 @@ __all__ = [
     "fit_crossings",
     "fit_link",
     "place",
+    "profile_devices",
     "simulate",
 ]

@@ -1,0 +1,204 @@
+"""The measured per-device cost model: profiles, fallback rule, link fit, profile_devices,
+single-device guard and the verify path (on logical CPU devices)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import devplace as dp
+from devplace.autoplacer import (
+    CostModel,
+    DeviceProfiles,
+    PlacementError,
+    autoplace,
+    fit_crossings,
+    profile_devices,
+    simulate,
+)
+from devplace.autoplacer.tf_graph import effective_assignment, problem_from_graph
+
+tf = dp.tf
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "placement" / "data" / "gpu_measurements.json"
+CPU, GPU = "/device:CPU:0", "/device:GPU:0"
+sys.path.insert(0, str(ROOT / "benchmarks" / "placement"))
+from models import MODELS  # noqa: E402
+
+
+def _measurements() -> dict:
+    return json.loads(DATA.read_text())
+
+
+def test_profiles_give_each_kind_its_own_measured_time():
+    data = _measurements()["models"]["two_tower_mlp"]["profiles"]
+    prof = DeviceProfiles.load(DATA, model="two_tower_mlp")
+    assert prof.kinds() == ["CPU", "GPU"]
+    assert prof.time("MatMul", CPU) == data[CPU]["MatMul"]["us"]
+    assert prof.time("MatMul", "/device:GPU:1") == data[GPU]["MatMul"]["us"]  # same kind
+    assert prof.time("MatMul", CPU) / prof.time("MatMul", GPU) > 2  # not one speed factor
+    assert prof.time("Relu", CPU) < prof.time("Relu", GPU)
+    assert prof.runs_on("_arg_x_0_0", GPU) is False  # the feed stayed on the host
+    assert prof.time("no_such_op", CPU) is None
+
+
+def test_fallback_scales_by_the_median_ratio_of_the_same_op_type():
+    prof = DeviceProfiles(
+        {
+            CPU: {
+                "a": {"type": "MatMul", "us": 100.0, "device": CPU, "bytes": 4},
+                "b": {"type": "MatMul", "us": 300.0, "device": CPU, "bytes": 4},
+                "c": {"type": "Relu", "us": 10.0, "device": CPU, "bytes": 4},
+                "d": {"type": "Relu", "us": 10.0, "device": CPU, "bytes": 4},
+                "new": {"type": "MatMul", "us": 50.0, "device": CPU, "bytes": 4},
+                "moved": {"type": "Relu", "us": 5.0, "device": CPU, "bytes": 4},
+            },
+            GPU: {
+                "a": {"type": "MatMul", "us": 10.0, "device": GPU, "bytes": 4},
+                "b": {"type": "MatMul", "us": 30.0, "device": GPU, "bytes": 4},
+                "c": {"type": "Relu", "us": 40.0, "device": GPU, "bytes": 4},
+                "d": {"type": "Relu", "us": 40.0, "device": GPU, "bytes": 4},
+                "moved": {"type": "Relu", "us": 5.0, "device": CPU, "bytes": 4},
+            },
+        }
+    )
+    assert prof.time("new", GPU, "MatMul") == pytest.approx(5.0)  # 50 x median(0.1, 0.1)
+    assert prof.time("new", GPU, "Conv2D") == pytest.approx(50 * 2.05)  # median(.1, .1, 4, 4)
+    assert prof.runs_on("moved", GPU) is False
+    compute = CostModel(profiles=prof).compute(
+        np.array([1.0, 1.0]), [CPU, GPU], ops=[("c", "Relu"), ("moved", "Relu")]
+    )
+    assert compute.tolist() == [[10.0, 40.0], [5.0, np.inf]]
+    assert prof.time("c", "/device:TPU:0") is None  # a kind never profiled
+
+
+def test_profiles_save_and_load(tmp_path):
+    prof = DeviceProfiles.load(DATA, model="lstm_seq2seq")
+    path = prof.save(tmp_path / "lstm.json")
+    again = DeviceProfiles.load(path)
+    assert again.profiles == prof.profiles
+    with pytest.raises(PlacementError, match="no model 'nope'.*lstm_seq2seq"):
+        DeviceProfiles.load(DATA, model="nope")
+    with pytest.raises(PlacementError, match="missing.json"):
+        DeviceProfiles.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text('{"x": 1}')
+    with pytest.raises(PlacementError, match="bad.json.*no 'profiles'.*hint"):
+        DeviceProfiles.load(tmp_path / "bad.json")
+
+
+def test_fit_crossings_reproduces_the_measured_crossings():
+    records = _measurements()["link_cpu_gpu"]
+    link = fit_crossings(records)
+    assert 20 < link.alpha < 60  # ~40 µs even at 4 bytes
+    for r in records[:3]:  # 4 B .. 64 KiB: the latency the small tensors of a step pay
+        per = (r["cross_chain_us"] - r["same_chain_us"]) / r["crossings"]
+        assert link.time(r["bytes"]) == pytest.approx(per, rel=0.25), r["bytes"]
+    big = records[-1]
+    per = (big["cross_chain_us"] - big["same_chain_us"]) / big["crossings"]
+    assert link.time(big["bytes"]) == pytest.approx(per, rel=0.2)
+    with pytest.raises(PlacementError, match="crossings.*hint"):
+        fit_crossings([{"bytes": 4}, {"bytes": 8}])
+
+
+def _model_problem(name: str):
+    data = _measurements()
+    graph, fetch, _, _ = MODELS[name]()
+    cost = CostModel.from_profiles(
+        DeviceProfiles(data["models"][name]["profiles"]), fit_crossings(data["link_cpu_gpu"])
+    )
+    return graph, fetch, cost
+
+
+def test_problem_takes_per_device_times_and_marks_host_only_ops():
+    graph, fetch, cost = _model_problem("two_tower_mlp")
+    problem, ops = problem_from_graph(fetch, [CPU, GPU], cost=cost, graph=graph)
+    data = _measurements()["models"]["two_tower_mlp"]["profiles"]
+    i = problem.names.index("MatMul")
+    assert problem.compute[i].tolist() == [data[CPU]["MatMul"]["us"], data[GPU]["MatMul"]["us"]]
+    x = problem.names.index("x")
+    assert np.isinf(problem.compute[x, 1])  # fed on the host
+    assert problem.devices[0].slots == 4 and problem.devices[1].slots == 4
+    assert {dev.channel for dev in problem.devices} == {"host"}
+
+
+def test_effective_assignment_follows_soft_placement_and_colocation():
+    graph, fetch, cost = _model_problem("two_tower_mlp")
+    problem, ops = problem_from_graph(fetch, [CPU, GPU], cost=cost, graph=graph)
+    want = [GPU] * problem.n
+    want[problem.names.index("tower0_l0_w")] = CPU  # its /read asks for the GPU
+    a = effective_assignment(problem, want)
+    assert a[problem.names.index("x")] == 0  # no GPU kernel: falls back to the CPU
+    assert a[problem.names.index("tower0_l0_w")] == 1  # disagreeing group: accelerator first
+    assert a[problem.names.index("MatMul")] == 1
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_autoplace_never_predicts_worse_than_the_best_single_device(name):
+    graph, fetch, cost = _model_problem(name)
+    placed = autoplace(fetch, [CPU, GPU], cost=cost, graph=graph, budget=0.3)
+    assert set(placed.single_device) == {CPU, GPU}
+    assert placed.predicted_step_time <= min(placed.single_device.values()) * (1 + 1e-9)
+    assert placed.predicted_step_time == pytest.approx(
+        simulate(placed.problem, placed.schedule.assignment).makespan
+    )
+
+
+def _small_graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [64, 64], name="x")
+        w = tf.Variable(tf.ones([64, 64]), name="w")
+        h = tf.nn.relu(tf.matmul(x, w), name="h")
+        y = tf.reduce_sum(tf.matmul(h, w) + h, name="y")
+    return graph, x, y
+
+
+def test_profile_devices_profiles_each_device_and_restores_the_graph(tmp_path):
+    graph, x, y = _small_graph()
+    before = [op.device for op in graph.get_operations()]
+    feed = {x: np.ones([64, 64], np.float32)}
+    prof = profile_devices(graph, y, devices=["/cpu:0", "/cpu:1"], feed=feed, repeat=2)
+    assert [op.device for op in graph.get_operations()] == before
+    assert set(prof.profiles) == {"/device:CPU:0", "/device:CPU:1"}
+    for dev, ops in prof.profiles.items():
+        assert ops["MatMul"]["device"] == dev and ops["MatMul"]["us"] > 0
+        assert ops["MatMul"]["bytes"] == 64 * 64 * 4
+    again = DeviceProfiles.load(prof.save(tmp_path / "p.json"))
+    assert again.time("MatMul", "/cpu:1") == prof.profiles["/device:CPU:1"]["MatMul"]["us"]
+    with pytest.raises(PlacementError, match="non-empty list"):
+        profile_devices(graph, y, devices="/cpu:0")
+
+
+def test_verify_measures_the_candidates_and_returns_the_fastest():
+    graph, x, y = _small_graph()
+    feed = {x: np.ones([64, 64], np.float32)}
+    before = [op.device for op in graph.get_operations()]
+    with dp.Session(graph=graph, cpus=2) as sess:
+        placed = autoplace(y, ["/cpu:0", "/cpu:1"], session=sess, feed=feed, verify=2, runs=5)
+    assert {"single:/device:CPU:0", "single:/device:CPU:1", "auto"} <= set(placed.measured)
+    assert all(t > 0 for t in placed.measured.values())
+    assert placed.strategy == min(placed.measured, key=placed.measured.__getitem__)
+    if placed.strategy.startswith("single:"):
+        assert set(placed.devices.values()) == {placed.strategy.removeprefix("single:")}
+    assert [op.device for op in graph.get_operations()] == before
+    with pytest.raises(PlacementError, match="verify.*session=sess"):
+        autoplace(y, ["/cpu:0"], graph=graph, verify=2)
+
+
+def test_fidelity_script_reports_the_summary_on_the_shared_data():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/placement/fidelity_gpu.py"), str(DATA), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(result["spearman"]) == set(MODELS) == set(result["autoplace_vs_best_single"])
+    assert result["median_abs_error"] <= 0.2 and result["max_abs_error"] <= 0.5
+    assert all(r <= 1 + 1e-9 for r in result["autoplace_vs_best_single"].values())
