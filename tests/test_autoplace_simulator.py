@@ -78,6 +78,21 @@ def test_serial_channel_queues_transfers_from_one_device():
     assert simulate(free, [0, 0, 1]).start[2] == 6
 
 
+def test_devices_naming_one_channel_queue_their_transfers_together():
+    # op0 on dev 0 and op1 on dev 1 each send 4 units to the other device's op2 / op3.
+    edges = [(0, 3), (1, 2)]
+    times = [[1, 1]] * 4
+    own = [Device("acc:0"), Device("acc:1")]
+    one = [Device("acc:0", channel="host"), Device("acc:1", channel="host")]
+    separate = make(4, edges, times, devices=own, xfer=[4, 4, 0, 0], serial_links=True)
+    shared = make(4, edges, times, devices=one, xfer=[4, 4, 0, 0], serial_links=True)
+    a = [0, 1, 0, 1]  # both send at t=1
+    assert simulate(separate, a).makespan == 6  # 1 + 4 + 1, in parallel
+    assert simulate(shared, a).makespan == 10  # the second copy waits for the first
+    free = make(4, edges, times, devices=one, xfer=[4, 4, 0, 0], beta=0.0, serial_links=True)
+    assert simulate(free, a).makespan == 2  # free copies never wait for the channel
+
+
 def test_shared_pool_limits_devices_running_at_once():
     devs = [Device("cpu:0", "cpu", pool="cpu"), Device("cpu:1", "cpu", pool="cpu")]
     pooled = make(2, [], [[3, 3], [3, 3]], devices=devs, pool_capacity={"cpu": 1})

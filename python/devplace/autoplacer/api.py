@@ -28,7 +28,8 @@ class Placement:
     `single_device`: predicted step time of everything on each device (ops it cannot run
     falling back as TF's soft placement does). `measured`: with `verify`, the median measured
     step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
-    "single:<device>"); `strategy` then names the one returned.
+    "single:<device>"), and `predicted` their predicted times; `strategy` then names the one
+    returned.
     """
 
     devices: dict[str, str]
@@ -39,6 +40,7 @@ class Placement:
     seconds: float
     single_device: dict[str, float] = field(default_factory=dict)
     measured: dict[str, float] = field(default_factory=dict)
+    predicted: dict[str, float] = field(default_factory=dict)
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
@@ -194,10 +196,12 @@ def autoplace(
         if best is not None and best[0] < schedule.makespan:
             assignment, label = singles[best[1]], best[1]
     measured: dict[str, float] = {}
+    predicted: dict[str, float] = {}
     if verify:
         candidates = {**_candidates(problem, assignment, label, int(verify)), **singles}
         for key, a in candidates.items():
             names = [problem.devices[j].name for j in a]
+            predicted[key] = simulate(problem, a).makespan
             measured[key] = _measure(session, fetches, feed, ops, names, runs)
         label = min(measured, key=measured.__getitem__)
         assignment = candidates[label]
@@ -211,4 +215,5 @@ def autoplace(
         seconds=time.perf_counter() - t0,
         single_device={k[len("single:") :]: s.makespan for k, s in single_s.items()},
         measured=measured,
+        predicted=predicted,
     )
