@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import DEFAULT_DEVICE
 
 import devplace as dp
 
@@ -34,7 +35,8 @@ def test_seed_gradient_value_and_devices(colocate):
     ran = grad_ops(report, prefix)
     sin_grad = [name for name in ran if name.startswith(prefix + "b_grad/")]
     assert sin_grad, ran
-    expected = "/device:CPU:1" if colocate else "/device:CPU:0"
+    # Uncolocated gradient ops carry no device request: they run on the default device.
+    expected = "/device:CPU:1" if colocate else DEFAULT_DEVICE
     assert {ran[name] for name in sin_grad} == {expected}
 
 

@@ -1,8 +1,10 @@
 """Device scopes and device functions: op.device at build time and the devices actually used."""
 
 import pytest
+from conftest import DEFAULT_DEVICE, requires_gpu
 
 import devplace as dp
+from devplace.devices import MAX_INDEX
 
 tf = dp.tf
 
@@ -26,9 +28,9 @@ def test_cpu_and_gpu_scopes_default_to_index_zero():
     assert (a.device, b.device, c.device) == ("/device:CPU:0", "/device:GPU:0", "/device:CPU:2")
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "0", True, None])
-def test_scope_index_must_be_a_non_negative_integer(bad):
-    with pytest.raises(dp.DeviceSpecError, match="non-negative integer index"):
+@pytest.mark.parametrize("bad", [-1, 1.5, "0", True, None, MAX_INDEX + 1, 10**30])
+def test_scope_index_must_be_an_integer_up_to_the_stated_maximum(bad):
+    with pytest.raises(dp.DeviceSpecError, match=f"integer index from 0 to {MAX_INDEX}"):
         dp.gpu(bad)
 
 
@@ -124,8 +126,14 @@ def test_by_op_type_places_by_type_and_runs_there():
     report = dp.placement(sess, d)
     assert report.actual("a") == "/device:CPU:1"
     assert report.actual("c") == "/device:CPU:2"
-    assert report.actual("d") == "/device:CPU:0"
+    assert report.actual("d") == DEFAULT_DEVICE
     assert dp.run(sess, d) == 13.0
+
+
+def test_by_op_type_needs_a_mapping():
+    with pytest.raises(TypeError, match="by_op_type: placements must be a dict") as info:
+        dp.by_op_type("MatMul")
+    assert "'MatMul'" in str(info.value) and "Hint:" in str(info.value)
 
 
 def test_round_robin_cycles_variables_and_leaves_other_ops():
@@ -155,3 +163,16 @@ def test_greedy_by_bytes_balances_variable_bytes():
     assert big.device == "/device:CPU:0"
     assert [s.device for s in small] == ["/device:CPU:1"] * 3
     assert greedy.load == {"/device:CPU:0": 4000, "/device:CPU:1": 120}
+
+
+@requires_gpu
+def test_variables_on_cpu_runs_the_rest_on_the_gpu():
+    with dp.device(dp.variables_on_cpu):
+        a = dp.Variable(3.0, name="a")
+        c = tf.multiply(a, 4.0, name="c")
+    sess = dp.Session(optimize=False)
+    dp.init(sess)
+    report = dp.placement(sess, c)
+    assert report.actual("a") == "/device:CPU:0"
+    assert report.actual("c") == "/device:GPU:0"
+    assert dp.run(sess, c) == 12.0

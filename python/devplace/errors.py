@@ -1,12 +1,29 @@
-"""The root of devplace's own errors.
+"""The root of devplace's own errors, and the error for an argument of the wrong type.
 
 Every error devplace raises itself derives from `devplace.Error`, so `except dp.Error` catches
 them all. Each also keeps the built-in or TensorFlow type callers already catch
 (`DeviceSpecError` is a `ValueError`, `DevicePlacementError` a `tf.errors.InvalidArgumentError`).
 """
 
-__all__ = ["Error"]
+from typing import Any
+
+__all__ = ["ArgumentTypeError", "Error"]
 
 
 class Error(Exception):
     """Base class of every error devplace raises; the message names the input and a next step."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """An argument of the wrong type; names the function, the argument, expected and found."""
+
+    def __init__(self, function: str, argument: str, value: Any, expected: str, hint: str):
+        self.argument = argument
+        self.value = value
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = f"{shown[:60]}... ({len(shown)} characters)"
+        super().__init__(
+            f"{function}: {argument} must be {expected}, got {shown} "
+            f"(a {type(value).__name__}). Hint: {hint}"
+        )

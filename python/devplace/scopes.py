@@ -2,6 +2,8 @@
 
 `cpu`, `gpu` and `device` are context managers over TF1's `graph.device`, so TF's nesting rules
 hold (the inner scope wins; a function scope is applied on top of the enclosing string scope).
+They belong to the thread that opens them: the graph's device stack is made thread-local, and a
+new thread starts with no scope open.
 The device functions take an `Operation` or a `NodeDef` and return a device string, the
 contract of `tf.compat.v1.device(fn)`.
 """
@@ -10,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from devplace._tf import tf
-from devplace.devices import DeviceSpecError, canonical_device
+from devplace.devices import MAX_INDEX, DeviceSpecError, canonical_device
+from devplace.errors import ArgumentTypeError
 
 __all__ = [
     "PS_OPS",
@@ -96,13 +99,20 @@ def device(spec_or_fn: Any) -> Iterator[None]:
         target = _checked_function(spec_or_fn)
     else:
         target = canonical_device(spec_or_fn)
-    with tf.get_default_graph().device(target):
+    graph = tf.get_default_graph()
+    # TF1 graphs keep one device stack for all threads: a scope opened in one thread would
+    # place another thread's ops, and leaving scopes out of order corrupts it. Thread-local
+    # stacks (TF2's default) make each scope belong to the thread that opened it.
+    graph.switch_to_thread_local()
+    with graph.device(target):
         yield
 
 
 def _index(kind: str, i: Any) -> int:
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
-        raise DeviceSpecError(f"/{kind}:{i}", f"{kind}(i) needs a non-negative integer index")
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i <= MAX_INDEX:
+        raise DeviceSpecError(
+            f"/{kind}:{i}", f"{kind}(i) needs an integer index from 0 to {MAX_INDEX}"
+        )
     return int(i)
 
 
@@ -129,11 +139,19 @@ def assign_to_device(
     return _assign
 
 
-def by_op_type(placements: dict[str, str], default: str | None = None) -> DeviceFunction:
+def by_op_type(placements: Mapping[str, str], default: str | None = None) -> DeviceFunction:
     """A device function placing ops by type: `placements[op_type]`, else `default`.
 
     `default=None` leaves other ops where the enclosing scope puts them.
     """
+    if not isinstance(placements, Mapping):
+        raise ArgumentTypeError(
+            "by_op_type",
+            "placements",
+            placements,
+            "a dict from op type to device",
+            "by_op_type({'MatMul': '/gpu:0', 'VariableV2': '/cpu:0'})",
+        )
     table = {op_type: canonical_device(d) for op_type, d in placements.items()}
     fallback = None if default is None else canonical_device(default)
 
