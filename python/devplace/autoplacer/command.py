@@ -1,4 +1,10 @@
-"""`devplace place WORKLOAD.json [--strategy NAME] [-o OUT.json]` (also `python -m ...`)."""
+"""`devplace place WORKLOAD.json [--strategy NAME] [--budget S] [-o OUT.json]` (also `python -m`).
+
+Writes the result record of benchmarks/placement/workloads/README.md (assignment by node id,
+simulated makespan, strategy, wall time) as JSON, and a summary with units saying which placer
+`auto` chose and why others were skipped. The placement modules are imported when the command
+runs, so building the parser stays cheap.
+"""
 
 from __future__ import annotations
 
@@ -7,48 +13,99 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
-from devplace.autoplacer.graph import PlacementError
-from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
-from devplace.autoplacer.simulator import simulate
-from devplace.autoplacer.strategies import STRATEGIES, place
-from devplace.autoplacer.workloads import load_workload
+__all__ = ["main", "place_file", "register", "run", "summary"]
 
-__all__ = ["main", "place_file", "register", "run"]
+#: What the summary calls the workload files' time unit (the format leaves it open: it is
+#: whatever unit `cpuLatency`, `fpgaLatency` and edge `cost` are given in).
+TIME_UNIT = "workload time units"
 
 
-def place_file(path: str, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> dict:
-    """Place a workload file; the README's result record (assignment, makespan, ...)."""
-    problem = load_workload(path)
+def place_file(path: str, strategy: str = "auto", budget_s: float | None = None) -> dict[str, Any]:
+    """Place a workload file; the README's result record plus how the placer was chosen.
+
+    Keys: assignment (node id -> device), makespan (simulated, in the file's time unit),
+    lower_bound, strategy (as asked), chosen (the placer that made the assignment), skipped
+    (placer -> why not used), seconds (placement), total_seconds (loading, placement and
+    scoring), feasible.
+    """
+    from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
+    from devplace.autoplacer.simulator import simulate
+    from devplace.autoplacer.strategies import choose
+    from devplace.autoplacer.workloads import read_workload
+
+    t_start = time.perf_counter()
+    workload = read_workload(path)
+    problem = workload.problem
     t0 = time.perf_counter()
-    assignment = place(problem, strategy, budget_s)
+    choice = choose(problem, strategy, DEFAULT_BUDGET_S if budget_s is None else budget_s)
     seconds = time.perf_counter() - t0
-    schedule = simulate(problem, assignment)
-    ids = [str(n.get("id")) for n in _nodes(path)]
+    schedule = simulate(problem, choice.assignment)
+    names = [dev.name for dev in problem.devices]
     return {
-        "assignment": {i: problem.devices[a].name for i, a in zip(ids, assignment, strict=True)},
+        "assignment": {
+            str(i): names[a] for i, a in zip(workload.ids, choice.assignment.tolist(), strict=True)
+        },
         "makespan": schedule.makespan,
+        "lower_bound": problem.lower_bound(),
         "strategy": strategy,
+        "chosen": choice.placer,
+        "skipped": choice.skipped,
         "seconds": seconds,
+        "total_seconds": time.perf_counter() - t_start,
         "feasible": schedule.feasible,
+        "ops": problem.n,
+        "devices": problem.d,
     }
 
 
-def _nodes(path: str) -> list[dict]:
-    with open(path) as f:
-        return sorted(json.load(f)["nodes"], key=lambda x: x["id"])
+def summary(path: str, result: dict[str, Any]) -> str:
+    """The human-readable lines `devplace place` prints about a result record."""
+    asked = result["strategy"]
+    how = (
+        f"strategy auto chose {result['chosen']}"
+        if asked == "auto"
+        else f"strategy {result['chosen']}"
+    )
+    lines = [
+        f"{path}: {result['ops']:,} ops on {result['devices']:,} devices; {how}",
+        f"makespan {result['makespan']:.6g} {TIME_UNIT} (simulated; lower bound "
+        f"{result['lower_bound']:.6g}){'' if result['feasible'] else ' -- exceeds a memory cap'}",
+        f"placed in {result['seconds']:.2f} s ({result['total_seconds']:.2f} s with loading "
+        "and scoring)",
+    ]
+    lines += [f"skipped {name}: {why}" for name, why in result["skipped"].items()]
+    return "\n".join(lines)
+
+
+def _budget(text: str) -> float:
+    """argparse type of --budget: the checked budget, or an error naming the range."""
+    from devplace.autoplacer.graph import PlacementError
+    from devplace.autoplacer.placers.search import check_budget
+
+    try:
+        return check_budget(text, "--budget")
+    except PlacementError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", help="a placement workload JSON file")
-    parser.add_argument("--strategy", default="auto", choices=STRATEGIES)
+    parser.add_argument(
+        "--strategy",
+        default="auto",
+        help="a placer's name (single, heft, search, exhaustive, ...) or auto (default)",
+    )
     parser.add_argument(
         "--budget",
-        type=float,
-        default=DEFAULT_BUDGET_S,
-        help="search seconds (default %(default)s)",
+        type=_budget,
+        default=None,
+        help="seconds for the placement, in (0, 3600] (default 0.8)",
     )
-    parser.add_argument("-o", "--output", help="result JSON file (default: stdout)")
+    parser.add_argument(
+        "-o", "--output", help="result JSON file (default: stdout, the summary on stderr)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -58,24 +115,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "place",
         help="place a workload JSON file's ops (automatic placement)",
         description="Place a placement-workloads JSON file and write its assignment, "
-        "simulated makespan, strategy and wall time as JSON.",
+        "simulated makespan, strategy and wall time as JSON, with a summary in words.",
     )
     _add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `devplace place` for parsed arguments; exit status 2 on bad input."""
+    from devplace.atomic import FileWriteError, write_text
+    from devplace.errors import Error
+
     try:
         result = place_file(args.workload, args.strategy, args.budget)
-    except PlacementError as err:
+        text = json.dumps(result, indent=1) + "\n"
+        if args.output:
+            write_text(args.output, text)
+    except (Error, FileWriteError) as err:
         print(f"devplace place: {err}", file=sys.stderr)
         return 2
-    text = json.dumps(result, indent=1)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text + "\n")
+        print(summary(args.workload, result))
     else:
-        print(text)
+        sys.stdout.write(text)
+        print(summary(args.workload, result), file=sys.stderr)
     return 0
 
 

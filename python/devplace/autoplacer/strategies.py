@@ -3,38 +3,66 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from devplace.autoplacer.graph import PlacementError, Problem
 from devplace.autoplacer.placers import DEFAULT_BUDGET_S, PLACERS
 from devplace.autoplacer.placers.exhaustive import exhaustive
-from devplace.autoplacer.placers.search import search
+from devplace.autoplacer.placers.search import MAX_BUDGET_S, check_budget, run_search
 
-__all__ = ["STRATEGIES", "place"]
+__all__ = ["MAX_BUDGET_S", "STRATEGIES", "Choice", "choose", "place"]
 
 STRATEGIES = (*PLACERS, "auto")
+
+
+@dataclass
+class Choice:
+    """An assignment and how it was made: the placer that made it and, by name, why other
+    placers were not used."""
+
+    assignment: np.ndarray
+    placer: str
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> Choice:
+    """An assignment (device index per op) of `problem` by the named strategy, and its maker.
+
+    `budget_s`: seconds in (0, `MAX_BUDGET_S`] for the whole call. "auto": `search` within the
+    budget; when the problem fits the exhaustive placer's size limit, search gets half of it
+    and the exhaustive optimum seeded with its result the rest (keeping the best found if time
+    runs out). Every other name is a registered placer
+    (`devplace.autoplacer.placers.PLACERS`), refused above its size limit.
+    """
+    budget_s = check_budget(budget_s)
+    if strategy in PLACERS:
+        refusal = PLACERS[strategy].refusal(problem)
+        if refusal is not None:
+            raise PlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
+        return Choice(PLACERS[strategy](problem, budget_s), strategy)
+    if strategy != "auto":
+        raise PlacementError(
+            f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
+        )
+    deadline = time.perf_counter() + budget_s
+    refusal = PLACERS["exhaustive"].refusal(problem)
+    found = run_search(problem, budget_s if refusal else budget_s / 2)
+    searched = Choice(found.assignment, f"search (from {found.start})", found.skipped)
+    if refusal is not None:
+        searched.skipped["exhaustive"] = refusal
+        return searched
+    best = exhaustive(
+        problem, incumbent=found.assignment, time_limit=max(deadline - time.perf_counter(), 0.0)
+    )
+    if np.array_equal(best, found.assignment):
+        return searched
+    return Choice(best, "exhaustive", found.skipped)
 
 
 def place(
     problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S
 ) -> np.ndarray:
-    """An assignment (device index per op) of `problem` by the named strategy.
-
-    "auto": `search` within `budget_s`, then, when the problem fits the exhaustive placer's
-    size limit, the exhaustive optimum seeded with that result (given at least ten times the
-    budget, keeping the best found if it runs out). Every other name is a registered placer
-    (`devplace.autoplacer.placers.PLACERS`).
-    """
-    if strategy in PLACERS:
-        return PLACERS[strategy](problem, budget_s)
-    if strategy != "auto":
-        raise PlacementError(
-            f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
-        )
-    t0 = time.perf_counter()
-    best = search(problem, budget_s)
-    if PLACERS["exhaustive"].fits(problem):
-        spent = time.perf_counter() - t0
-        return exhaustive(problem, incumbent=best, time_limit=max(10 * budget_s - spent, 0.1))
-    return best
+    """The assignment `choose` gives (device index per op)."""
+    return choose(problem, strategy, budget_s).assignment

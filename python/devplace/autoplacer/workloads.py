@@ -13,20 +13,31 @@ with serial transfer channels.
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
 from devplace.autoplacer.graph import Device, PlacementError, Problem
 
 __all__ = [
+    "MAX_CELLS",
+    "MAX_DEVICES",
+    "MAX_EDGES",
+    "MAX_NODES",
+    "MAX_WORKLOAD_BYTES",
     "WORKLOAD_DIR",
+    "Workload",
+    "WorkloadError",
     "chain",
     "fork_join",
     "inception_module",
     "load_workload",
     "random_layered",
+    "read_workload",
     "shared_workloads",
     "small_graphs",
 ]
@@ -34,71 +45,275 @@ __all__ = [
 # The three public workloads (copied unchanged, MIT licence, README beside them).
 WORKLOAD_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "placement" / "workloads"
 
+#: Limits checked before anything is allocated: file size, nodes, edges, devices, and
+#: nodes x devices (the size of each per-op, per-device cost matrix).
+MAX_WORKLOAD_BYTES = 128 * 2**20
+MAX_NODES = 200_000
+MAX_EDGES = 2_000_000
+MAX_DEVICES = 1_024
+MAX_CELLS = 20_000_000
 
-def _need(obj: dict, key: str, where: str) -> object:
-    if key not in obj:
-        raise PlacementError(
-            f"{where} has no {key!r}; "
-            "hint: see the format in benchmarks/placement/workloads/README.md"
+_REQUIRED = object()  # marks a field without a default
+_FORMAT_HINT = "see the format in benchmarks/placement/workloads/README.md"
+
+
+class WorkloadError(PlacementError):
+    """A workload file that cannot be used; names the file and the place inside it."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A validated workload file: its placement problem and the node id of each op."""
+
+    problem: Problem
+    ids: list[int]
+
+
+def _kind(value: object) -> str:
+    """How a JSON value reads in a message: its type and, for scalars, itself."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        return f"the string {shown!r}"
+    return json.dumps(value)
+
+
+class _Checker:
+    """Checks one workload file's values; every error names the file and the path in it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, expected: str, found: str, hint: str = _FORMAT_HINT) -> NoReturn:
+        """Raise WorkloadError: file, path inside it, what was expected and found, a hint."""
+        raise WorkloadError(
+            f"workload {str(self.path)!r}: {where}: expected {expected}, found {found}; "
+            f"hint: {hint}"
         )
-    return obj[key]
+
+    def field(self, obj: dict, key: str, where: str, default: object = _REQUIRED) -> object:
+        """obj[key], or `default`; a missing required key fails naming `where.key`."""
+        if key in obj:
+            return obj[key]
+        if default is _REQUIRED:
+            self.fail(f"{where}.{key}" if where else key, f"a {key!r} field", "none")
+        return default
+
+    def number(self, value: object, where: str) -> float:
+        """A finite number >= 0."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(where, "a finite number >= 0", _kind(value))
+        if not math.isfinite(value) or value < 0:
+            self.fail(where, "a finite number >= 0", _kind(value))
+        return float(value)
+
+    def integer(self, value: object, where: str, lo: int, hi: int) -> int:
+        """An integer in lo..hi."""
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            self.fail(where, f"an integer in {lo}..{hi}", _kind(value))
+        return int(value)
+
+    def flag(self, value: object, where: str) -> bool:
+        """true/false or 0/1."""
+        if value not in (True, False, 0, 1) or isinstance(value, float):
+            self.fail(where, "true, false, 0 or 1", _kind(value))
+        return bool(value)
+
+    def items(self, data: dict, key: str, limit: int) -> list[dict]:
+        """data[key] as a list of at most `limit` objects."""
+        value = self.field(data, key, "")
+        if not isinstance(value, list):
+            self.fail(key, f"a list of {key[:-1]} objects", _kind(value))
+        if len(value) > limit:
+            self.fail(
+                key,
+                f"at most {limit:,} {key}",
+                f"{len(value):,}",
+                "split the graph or coarsen it (fuse ops) before placing it",
+            )
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                article = "an" if key[0] in "aeiou" else "a"
+                self.fail(f"{key}[{i}]", f"{article} {key[:-1]} object", _kind(item))
+        return value
 
 
-def load_workload(path: str | os.PathLike[str]) -> Problem:
-    """A workload JSON file as a placement problem scored as its README says."""
-    path = Path(path)
+def _read_json(path: Path) -> object:
+    """The JSON in `path`, refusing files over MAX_WORKLOAD_BYTES before reading them whole."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise PlacementError(f"cannot read workload {str(path)!r}: {err}") from err
-    where = f"workload {path.name!r}"
-    nodes = sorted(_need(data, "nodes", where), key=lambda x: x["id"])  # type: ignore[arg-type]
-    edges = _need(data, "edges", where)
-    n_acc = int(_need(data, "maxFPGAs", where))  # type: ignore[arg-type]
-    n_cpu = int(_need(data, "maxCPUs", where))  # type: ignore[arg-type]
-    cap = float(_need(data, "maxSizePerFPGA", where))  # type: ignore[arg-type]
-    if n_acc + n_cpu == 0:
-        raise PlacementError(f"{where} has no devices (maxFPGAs + maxCPUs == 0)")
+        with open(path, "rb") as f:
+            # A regular file's size is known before reading; pipes and devices are read up to
+            # the limit and no further.
+            size = os.fstat(f.fileno()).st_size
+            raw = f.read(MAX_WORKLOAD_BYTES + 1) if size <= MAX_WORKLOAD_BYTES else b""
+            size = max(size, len(raw))
+    except OSError as err:
+        raise WorkloadError(
+            f"cannot read workload {str(path)!r}: {err.strerror or err}; "
+            "hint: pass the path of a workload JSON file"
+        ) from err
+    if size > MAX_WORKLOAD_BYTES:
+        raise WorkloadError(
+            f"workload {str(path)!r} is larger than {MAX_WORKLOAD_BYTES:,} bytes; "
+            "hint: split the graph or coarsen it (fuse ops) before placing it"
+        )
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise WorkloadError(
+            f"workload {str(path)!r} is not valid JSON ({err}); hint: {_FORMAT_HINT}"
+        ) from err
+    except RecursionError as err:
+        raise WorkloadError(
+            f"workload {str(path)!r} is nested too deeply to be a workload; hint: {_FORMAT_HINT}"
+        ) from err
+
+
+def _devices(check: _Checker, data: dict) -> list[Device]:
+    """acc:0.. (memory cap maxSizePerFPGA) then cpu:0.. (no cap), counts bounded."""
+    n_acc = check.integer(check.field(data, "maxFPGAs", ""), "maxFPGAs", 0, MAX_DEVICES)
+    n_cpu = check.integer(check.field(data, "maxCPUs", ""), "maxCPUs", 0, MAX_DEVICES)
+    cap = check.number(check.field(data, "maxSizePerFPGA", ""), "maxSizePerFPGA")
+    if not 1 <= n_acc + n_cpu <= MAX_DEVICES:
+        check.fail(
+            "maxFPGAs + maxCPUs",
+            f"1..{MAX_DEVICES} devices",
+            str(n_acc + n_cpu),
+            "a workload needs at least one device",
+        )
     devices = [Device(f"acc:{i}", "acc", cap) for i in range(n_acc)]
-    devices += [Device(f"cpu:{i}", "cpu") for i in range(n_cpu)]
-    index = {}
+    return devices + [Device(f"cpu:{i}", "cpu") for i in range(n_cpu)]
+
+
+def _node_rows(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> dict[str, list]:
+    """Per node (in file order): id, compute row, size, colour class, name; all checked."""
+    cols: dict[str, list] = {"id": [], "compute": [], "size": [], "class": [], "name": []}
     for i, node in enumerate(nodes):
-        nid = _need(node, "id", f"{where} node #{i}")
+        where = f"nodes[{i}]"
+        nid = check.field(node, "id", where)
+        if isinstance(nid, bool) or not isinstance(nid, int):
+            check.fail(f"{where}.id", "an integer id", _kind(nid))
+        where = f"nodes[{i}] (id {nid})"
+        cpu = check.number(check.field(node, "cpuLatency", where), f"{where}.cpuLatency")
+        on_acc = check.flag(
+            check.field(node, "supportedOnFpga", where, True), f"{where}.supportedOnFpga"
+        )
+        acc = math.inf
+        if on_acc:
+            acc = check.number(check.field(node, "fpgaLatency", where), f"{where}.fpgaLatency")
+        cls = check.field(node, "colorClass", where, None)
+        if cls is not None:
+            cls = check.integer(cls, f"{where}.colorClass", -(2**62), 2**62)
+        name = check.field(node, "name", where, None)
+        cols["id"].append(nid)
+        cols["compute"].append([acc] * n_acc + [cpu] * (d - n_acc))
+        cols["size"].append(check.number(check.field(node, "size", where, 0.0), f"{where}.size"))
+        cols["class"].append(cls)
+        cols["name"].append(str(nid) if name is None else str(name))
+    return cols
+
+
+def _edge_pairs(
+    check: _Checker, edges: list[dict], index: dict[int, int]
+) -> list[tuple[int, int, float]]:
+    """(source row, destination row, cost) per edge; unknown ids and self-loops named."""
+    out = []
+    for k, edge in enumerate(edges):
+        where = f"edges[{k}]"
+        ends = []
+        for key in ("sourceId", "destId"):
+            nid = check.field(edge, key, where)
+            if isinstance(nid, bool) or not isinstance(nid, int) or nid not in index:
+                check.fail(f"{where}.{key}", "the id of a node in 'nodes'", _kind(nid))
+            ends.append(index[nid])
+        if ends[0] == ends[1]:
+            check.fail(
+                where,
+                "an edge between two different nodes",
+                f"a self-loop on node id {check.field(edge, 'sourceId', where)}",
+                "placement needs a DAG: drop the edge",
+            )
+        out.append(
+            (ends[0], ends[1], check.number(check.field(edge, "cost", where), f"{where}.cost"))
+        )
+    return out
+
+
+def read_workload(path: str | os.PathLike[str]) -> Workload:
+    """Validate a workload JSON file and build its placement problem, scored as its README says.
+
+    Every error is a `WorkloadError` naming the file, the place in it (`nodes[17].cpuLatency`),
+    what was expected and what was found. Sizes are bounded before anything is allocated:
+    `MAX_WORKLOAD_BYTES`, `MAX_NODES`, `MAX_EDGES`, `MAX_DEVICES` and `MAX_CELLS`.
+    """
+    path = Path(path)
+    check = _Checker(path)
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        check.fail("the top level", "an object with maxFPGAs, maxCPUs, nodes, edges", _kind(data))
+    devices = _devices(check, data)
+    nodes = check.items(data, "nodes", MAX_NODES)
+    edges = check.items(data, "edges", MAX_EDGES)
+    if not nodes:
+        check.fail("nodes", "at least one node", "an empty list")
+    n, d = len(nodes), len(devices)
+    if n * d > MAX_CELLS:
+        check.fail(
+            "nodes x devices",
+            f"at most {MAX_CELLS:,} (node, device) pairs",
+            f"{n:,} x {d:,}",
+            "place on fewer devices or coarsen the graph",
+        )
+    n_acc = sum(dev.kind == "acc" for dev in devices)
+    cols = _node_rows(check, nodes, n_acc, d)
+    order = sorted(range(n), key=cols["id"].__getitem__)
+    index: dict[int, int] = {}
+    for row, i in enumerate(order):
+        nid = cols["id"][i]
         if nid in index:
-            raise PlacementError(f"{where} has two nodes with id {nid}")
-        index[nid] = i
-    n = len(nodes)
-    compute = np.empty((n, n_acc + n_cpu))
-    groups = np.empty(n, dtype=np.int64)
-    for i, node in enumerate(nodes):
-        fpga = float(node["fpgaLatency"]) if node.get("supportedOnFpga", True) else np.inf
-        compute[i, :n_acc] = fpga
-        compute[i, n_acc:] = float(node["cpuLatency"])
-        cls = node.get("colorClass")
-        groups[i] = int(cls) if cls is not None else -1 - i
+            check.fail(f"nodes[{i}].id", "ids that differ", f"a second node with id {nid}")
+        index[nid] = row
+    return Workload(
+        _problem(path.stem, devices, cols, order, _edge_pairs(check, edges, index)),
+        [cols["id"][i] for i in order],
+    )
+
+
+def _problem(
+    name: str,
+    devices: list[Device],
+    cols: dict[str, list],
+    order: list[int],
+    edges: list[tuple[int, int, float]],
+) -> Problem:
+    """The README's scoring as a Problem: free cpu-cpu links, cost between kinds, 2x acc-acc."""
+    n = len(order)
+    compute = np.array(cols["compute"], dtype=float)[order]
+    memory = np.array(cols["size"], dtype=float)[order]
+    classes = [cols["class"][i] for i in order]
+    # Nodes without a colour class get groups of their own, numbered past every given class.
+    free = max((c for c in classes if c is not None), default=0) + 1
+    groups = np.array([c if c is not None else free + i for i, c in enumerate(classes)])
     xfer = np.zeros(n)
-    pairs = []
-    for e in edges:  # type: ignore[union-attr]
-        try:
-            u, v = index[e["sourceId"]], index[e["destId"]]
-        except KeyError as err:
-            raise PlacementError(f"{where}: edge {e} names an unknown node id {err}") from err
-        pairs.append((u, v))
-        xfer[u] = max(xfer[u], float(e["cost"]))
+    has_pred = np.zeros(n, dtype=bool)
+    for u, v, cost in edges:
+        xfer[u] = max(xfer[u], cost)
+        has_pred[v] = True
     kinds = np.array([dev.kind for dev in devices])
     beta = np.where(kinds[:, None] != kinds[None, :], 1.0, 0.0)
     beta[(kinds[:, None] == "acc") & (kinds[None, :] == "acc")] = 2.0
     np.fill_diagonal(beta, 0.0)
-    memory = np.array([float(node.get("size", 0.0)) for node in nodes])
-    has_pred = np.zeros(n, dtype=bool)
-    for _, v in pairs:
-        has_pred[v] = True
     is_param = ~has_pred & (compute[:, 0] == 0) & (compute[:, -1] == 0) & (memory > 0)
     return Problem(
-        names=[str(node.get("name", node["id"])) for node in nodes],
+        names=[cols["name"][i] for i in order],
         devices=devices,
         compute=compute,
-        edges=pairs,
+        edges=[(u, v) for u, v, _ in edges],
         xfer=xfer,
         link_alpha=np.zeros_like(beta),
         link_beta=beta,
@@ -106,8 +321,13 @@ def load_workload(path: str | os.PathLike[str]) -> Problem:
         groups=groups,
         is_param=is_param,
         serial_links=False,
-        name=path.stem,
+        name=name,
     )
+
+
+def load_workload(path: str | os.PathLike[str]) -> Problem:
+    """A workload JSON file as a placement problem (see `read_workload`)."""
+    return read_workload(path).problem
 
 
 def shared_workloads(folder: str | os.PathLike[str] | None = None) -> list[Problem]:

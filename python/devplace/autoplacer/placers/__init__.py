@@ -18,7 +18,7 @@ from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustiv
 from devplace.autoplacer.placers.heft import heft
 from devplace.autoplacer.placers.human import human
 from devplace.autoplacer.placers.m_etf import m_etf
-from devplace.autoplacer.placers.m_sct import m_sct
+from devplace.autoplacer.placers.m_sct import MAX_ETF_OPS, MAX_SCT_OPS, m_sct
 from devplace.autoplacer.placers.m_topo import m_topo
 from devplace.autoplacer.placers.milp import MAX_MILP_OPS, milp_placement
 from devplace.autoplacer.placers.round_robin import round_robin
@@ -58,9 +58,21 @@ class Placer:
 
     def fits(self, problem: Problem) -> bool:
         """True when `problem` is within this placer's size limits."""
+        return self.refusal(problem) is None
+
+    def refusal(self, problem: Problem) -> str | None:
+        """Why `problem` is above this placer's size limits, or None when it fits."""
         if self.max_ops is not None and problem.n > self.max_ops:
-            return False
-        return self.max_groups is None or len(np.unique(problem.groups)) <= self.max_groups
+            return (
+                f"{self.name} is for at most {self.max_ops:,} ops, this problem has {problem.n:,}"
+            )
+        groups = len(np.unique(problem.groups))
+        if self.max_groups is not None and groups > self.max_groups:
+            return (
+                f"{self.name} is for at most {self.max_groups:,} colocation groups, "
+                f"this problem has {groups:,}"
+            )
+        return None
 
 
 def _greedy(name: str, fn: Callable[[Problem], np.ndarray], portfolio: bool = True) -> Placer:
@@ -83,8 +95,8 @@ _REGISTERED = (
     _greedy("human", human),
     _greedy("m_topo", m_topo),
     _greedy("heft", heft),
-    _greedy("m_etf", m_etf),
-    Placer("m_sct", lambda problem, _budget: m_sct(problem), "lp", portfolio=True),
+    Placer("m_etf", lambda problem, _budget: m_etf(problem), "greedy", True, max_ops=MAX_ETF_OPS),
+    Placer("m_sct", lambda problem, _budget: m_sct(problem), "lp", True, max_ops=MAX_SCT_OPS),
     _greedy("contiguous", contiguous, portfolio=False),
     Placer("search", search, "budget"),
     Placer(

@@ -17,7 +17,13 @@ from devplace.autoplacer.graph import Problem
 from devplace.autoplacer.placers._common import mean_comm
 from devplace.autoplacer.placers.m_etf import etf_schedule
 
-__all__ = ["favourite_parents", "m_sct"]
+__all__ = ["MAX_ETF_OPS", "MAX_SCT_OPS", "favourite_parents", "m_sct"]
+
+#: Size limits of the list schedulers: ETF compares every ready op on every device at each
+#: step (quadratic in ops on wide graphs: 1.5 s at 5,000 ops), and m-SCT adds an LP over all
+#: edges (5.4 s at 5,000 ops, 3 inputs per op). `auto` skips them above these sizes.
+MAX_ETF_OPS = 3_000
+MAX_SCT_OPS = 2_000
 
 
 def favourite_parents(problem: Problem) -> np.ndarray:

@@ -1,30 +1,66 @@
 """devplace's own placer: the best of a portfolio, improved by local search on the simulator.
 
-Every baseline placer plus the contiguous split propose an assignment; the simulator scores
-them (memory violations first, then makespan) and the best is improved by moving one
-colocation group at a time to a device where its neighbours are, or to a still unused device
-(alone, or together with the ops after it, or before it, that share its device: a pipeline
-boundary shifting), keeping every move that lowers the simulated makespan, until no move helps
-or the time budget is spent.
+The portfolio members (`PORTFOLIO_ORDER` first, then the registry's other portfolio placers)
+propose assignments, skipping those above their size limit and starting none once the budget
+is spent; the simulator scores them (memory violations first, then makespan) and the best is
+improved by moving one colocation group at a time to a device where its neighbours are, or to a
+still unused device (alone, or together with the ops after it, or before it, that share its
+device: a pipeline boundary shifting), keeping every move that lowers the simulated makespan,
+until no move helps or the time budget is spent.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplacer.graph import InfeasibleError, Problem
+from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
 from devplace.autoplacer.placers._common import Assigner, device_classes
 from devplace.autoplacer.simulator import Schedule, simulate
 
-__all__ = ["DEFAULT_BUDGET_S", "improve", "search"]
+__all__ = [
+    "DEFAULT_BUDGET_S",
+    "MAX_BUDGET_S",
+    "PORTFOLIO_ORDER",
+    "SearchResult",
+    "check_budget",
+    "improve",
+    "run_search",
+    "search",
+]
 
 #: Seconds `search` (and `autoplace`) may spend by default: 1,000 ops placed in under 1 s.
 DEFAULT_BUDGET_S = 0.8
 
+#: The largest budget accepted, in seconds: a bound on every placement call.
+MAX_BUDGET_S = 3600.0
+
+#: Portfolio members tried first (they give the best starts on most graphs and take about
+#: linear time); the other portfolio members of the registry follow in registration order.
+PORTFOLIO_ORDER = ("heft", "contiguous", "m_topo")
+
 #: How much worse than the best a local optimum may be for the search to continue from it.
 WALK = 0.03
+
+
+def check_budget(value: object, option: str = "budget") -> float:
+    """`value` as a budget in seconds: a finite number in (0, MAX_BUDGET_S]; else a
+    PlacementError naming `option`, the value and the allowed range."""
+    seconds = math.nan
+    if not isinstance(value, bool):
+        try:
+            seconds = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    if not 0 < seconds <= MAX_BUDGET_S:  # also false for NaN
+        raise PlacementError(
+            f"{option} must be a number of seconds in (0, {MAX_BUDGET_S:g}], got {value!r}; "
+            f"hint: the default is {DEFAULT_BUDGET_S} s, enough for 1,000 ops"
+        )
+    return seconds
 
 
 def _score(problem: Problem, s: Schedule) -> tuple[float, float]:
@@ -111,39 +147,88 @@ def improve(
     return a, best
 
 
-def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
-    """Best portfolio member, improved by local search (see the module docstring)."""
-    from devplace.autoplacer.placers import BASELINES
-    from devplace.autoplacer.placers.contiguous import contiguous
+@dataclass
+class SearchResult:
+    """What `run_search` found: the assignment, the portfolio member it grew from, and why
+    other members were not tried (name -> reason)."""
 
-    deadline = time.perf_counter() + budget_s
-    starts: list[tuple[tuple[float, float], np.ndarray]] = []
-    errors = []
-    for placer in [contiguous, *BASELINES.values()]:
+    assignment: np.ndarray
+    start: str
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _starts(
+    problem: Problem, deadline: float, skipped: dict[str, str]
+) -> tuple[list[tuple[tuple[float, float], np.ndarray, str]], list[InfeasibleError]]:
+    """Scored distinct assignments of the portfolio members that fit, in `PORTFOLIO_ORDER`.
+
+    Members above their size limit are skipped; once the deadline has passed no further
+    member is started (the first always runs, so there is a result).
+    """
+    from devplace.autoplacer.placers import PLACERS
+
+    names = [*PORTFOLIO_ORDER, *(x for x in PLACERS if PLACERS[x].portfolio)]
+    starts: list[tuple[tuple[float, float], np.ndarray, str]] = []
+    errors: list[InfeasibleError] = []
+    for name in dict.fromkeys(names):
+        member = PLACERS[name]
+        refusal = member.refusal(problem)
+        if refusal is not None:
+            skipped[name] = refusal
+            continue
+        if (starts or errors) and time.perf_counter() >= deadline:
+            skipped[name] = "not started: the budget was spent"
+            continue
         try:
-            a = placer(problem)
+            a = member(problem, max(deadline - time.perf_counter(), 0.0))
         except InfeasibleError as err:
             errors.append(err)
             continue
-        if not any(np.array_equal(a, b) for _, b in starts):
-            starts.append((_score(problem, simulate(problem, a)), a))
+        if not any(np.array_equal(a, b) for _, b, _ in starts):
+            starts.append((_score(problem, simulate(problem, a)), a, name))
+    starts.sort(key=lambda item: item[0])
+    return starts, errors
+
+
+def run_search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> SearchResult:
+    """Best portfolio member, improved by local search (see the module docstring)."""
+    deadline = time.perf_counter() + budget_s
+    skipped: dict[str, str] = {}
+    starts, errors = _starts(problem, deadline, skipped)
     if not starts:
         raise errors[0]
-    starts.sort(key=lambda item: item[0])
-    best_key, best_a = starts[0]
-    for _, a in starts:  # every distinct start, best first, while time lasts
+    best_key, best_a, best_from = starts[0]
+    for _, a, name in starts:  # every distinct start, best first, while time lasts
         left = deadline - time.perf_counter()
         if left <= 0:
             break
         a, s = improve(problem, a, left)
         if _score(problem, s) < best_key:
-            best_key, best_a = _score(problem, s), a
+            best_key, best_a, best_from = _score(problem, s), a, name
+    best_key, best_a = _walk(problem, best_a, best_key, deadline, seed)
+    if best_key[0] > 0:
+        if errors:
+            raise errors[0]
+        raise InfeasibleError(
+            f"no placement of problem {problem.name!r} found within the memory caps: "
+            f"{simulate(problem, best_a).violations}; hint: add devices or memory"
+        )
+    return SearchResult(best_a, best_from, skipped)
+
+
+def _walk(
+    problem: Problem,
+    best_a: np.ndarray,
+    best_key: tuple[float, float],
+    deadline: float,
+    seed: int,
+) -> tuple[tuple[float, float], np.ndarray]:
+    """Iterated local search until the deadline: kick the current solution, improve it, and
+    move on if the new local optimum is feasible and within WALK of the best (a random walk
+    over near-optimal plateaus); returns the best key and assignment seen."""
     rng = np.random.default_rng(seed)
     state = Assigner(problem)
     n_groups = len(state.members)
-    # Iterated local search: kick the current solution, improve it, and move on if the new
-    # local optimum is feasible and within WALK of the best (a random walk over near-optimal
-    # plateaus); the best is kept.
     current_a, current_key = best_a, best_key
     while time.perf_counter() < deadline:
         trial = current_a.copy()
@@ -157,11 +242,9 @@ def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) 
             best_key, best_a = key, a
         if key[0] <= current_key[0] and key[1] <= best_key[1] * (1 + WALK):
             current_a, current_key = a, key
-    if best_key[0] > 0:
-        if errors:
-            raise errors[0]
-        raise InfeasibleError(
-            f"no placement of problem {problem.name!r} found within the memory caps: "
-            f"{simulate(problem, best_a).violations}; hint: add devices or memory"
-        )
-    return best_a
+    return best_key, best_a
+
+
+def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
+    """The assignment `run_search` finds."""
+    return run_search(problem, budget_s, seed).assignment
