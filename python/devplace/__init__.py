@@ -1,81 +1,55 @@
 """devplace: full control of and insight into where every TensorFlow op runs.
 
-`import devplace as dp` gives TF1 graph mode (`dp.tf` is `tensorflow.compat.v1`), device scopes
+`import devplace as dp` gives TF1 graph mode (`dp.tf` is `tensorflow.compat.v1`; TensorFlow loads
+and switches to graph mode when the first name that needs it is used), device scopes
 (`dp.cpu`, `dp.gpu`, `dp.device`), device functions, colocated gradients, configurable sessions,
 profiles and placement reports. See docs/design.md for the contract shared with the Julia package.
 """
 
 import importlib
 
-from devplace._tf import tf
-from devplace.devices import Device, DeviceSpecError, canonical_device, parse_device
-from devplace.differentiation import gradients
-from devplace.errors import Error
-from devplace.gpu_memory import GpuMemoryOptionsWarning
-from devplace.layers import UPDATE_OPS, batch_norm, bn, with_updates
-from devplace.profile import OpStat, Profile, last_profile, run_profile, save_profile
-from devplace.report import OpPlacement, PlacementReport, Transfer
-from devplace.scopes import (
-    PS_OPS,
-    assign_to_device,
-    by_op_type,
-    cpu,
-    device,
-    gpu,
-    greedy_by_bytes,
-    round_robin,
-    variables_on_cpu,
-)
-from devplace.session import (
-    DEFAULT_REMOTE_TIMEOUT,
-    DevicePlacementError,
-    Session,
-    init,
-    placement_log,
-    run,
-)
-from devplace.session_options import SessionOptionError
-from devplace.traced import placement
-
-# Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
-Variable = tf.Variable
-constant = tf.constant
-placeholder = tf.placeholder
-get_collection = tf.get_collection
-control_dependencies = tf.control_dependencies
-colocate_with = tf.colocate_with
-GraphKeys = tf.GraphKeys
-reset_default_graph = tf.reset_default_graph
-get_default_graph = tf.get_default_graph
-global_variables_initializer = tf.global_variables_initializer
-group = tf.group
-identity = tf.identity
-zeros = tf.zeros
-ones = tf.ones
-reshape = tf.reshape
-concat = tf.concat
-stack = tf.stack
-matmul = tf.matmul
-add = tf.add
-subtract = tf.subtract
-multiply = tf.multiply
-divide = tf.divide
-sin = tf.sin
-cos = tf.cos
-tan = tf.tan
-exp = tf.exp
-log = tf.log
-sqrt = tf.sqrt
-square = tf.square
-tanh = tf.tanh
-sigmoid = tf.sigmoid
-reduce_sum = tf.reduce_sum
-reduce_mean = tf.reduce_mean
-
 __version__ = "0.1.0"
 
-# Heavier parts load on first use, so `import devplace` pays for TensorFlow only.
+# Every public name loads on first use, so `import devplace` and `devplace --help` stay cheap:
+# TensorFlow loads (and switches to graph mode) when the first name that needs it is used.
 _LAZY = {
+    "tf": "devplace._tf",
+    "Device": "devplace.devices",
+    "DeviceSpecError": "devplace.devices",
+    "canonical_device": "devplace.devices",
+    "parse_device": "devplace.devices",
+    "gradients": "devplace.differentiation",
+    "Error": "devplace.errors",
+    "GpuMemoryOptionsWarning": "devplace.gpu_memory",
+    "UPDATE_OPS": "devplace.layers",
+    "batch_norm": "devplace.layers",
+    "bn": "devplace.layers",
+    "with_updates": "devplace.layers",
+    "OpStat": "devplace.profile",
+    "Profile": "devplace.profile",
+    "last_profile": "devplace.profile",
+    "run_profile": "devplace.profile",
+    "save_profile": "devplace.profile",
+    "OpPlacement": "devplace.report",
+    "PlacementReport": "devplace.report",
+    "Transfer": "devplace.report",
+    "PS_OPS": "devplace.scopes",
+    "assign_to_device": "devplace.scopes",
+    "by_op_type": "devplace.scopes",
+    "cpu": "devplace.scopes",
+    "device": "devplace.scopes",
+    "gpu": "devplace.scopes",
+    "greedy_by_bytes": "devplace.scopes",
+    "round_robin": "devplace.scopes",
+    "variables_on_cpu": "devplace.scopes",
+    "DEFAULT_REMOTE_TIMEOUT": "devplace.session",
+    "DevicePlacementError": "devplace.session",
+    "Session": "devplace.session",
+    "init": "devplace.session",
+    "placement_log": "devplace.session",
+    "run": "devplace.session",
+    "SessionOptionError": "devplace.session_options",
+    "placement": "devplace.traced",
     "plot_profile": "devplace.plot",
     "compare_profiles": "devplace.plot",
     "read_trace": "devplace.trace",
@@ -88,15 +62,61 @@ _LAZY = {
     "ClusterSession": "devplace.cluster",
 }
 
+# Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
+_TF1_NAMES = frozenset(
+    (
+        "Variable",
+        "constant",
+        "placeholder",
+        "get_collection",
+        "control_dependencies",
+        "colocate_with",
+        "GraphKeys",
+        "reset_default_graph",
+        "get_default_graph",
+        "global_variables_initializer",
+        "group",
+        "identity",
+        "zeros",
+        "ones",
+        "reshape",
+        "concat",
+        "stack",
+        "matmul",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "sin",
+        "cos",
+        "tan",
+        "exp",
+        "log",
+        "sqrt",
+        "square",
+        "tanh",
+        "sigmoid",
+        "reduce_sum",
+        "reduce_mean",
+    )
+)
+
 
 def __getattr__(name: str) -> object:
-    """Load the lazily exported names (`plot_profile`, `autoplace`, `LocalCluster`, ...)."""
-    module = _LAZY.get(name)
-    if module is None:
+    """Load a public name on first use (`dp.Session`, `dp.constant`, `dp.autoplace`, ...)."""
+    if name in _TF1_NAMES:
+        value = getattr(importlib.import_module("devplace._tf").tf, name)
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
         raise AttributeError(f"module 'devplace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, lazily loaded ones included."""
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
