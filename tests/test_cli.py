@@ -7,9 +7,11 @@ import sys
 
 import matplotlib.image
 import pytest
+from conftest import GPUS, HAS_GPU, requires_gpu, requires_no_gpu
 
 import devplace as dp
 from devplace.cli import main
+from devplace.cli.devices import tensorflow_gpu_messages, why_no_gpu
 from devplace.trace import read_trace
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")
@@ -110,14 +112,85 @@ def test_bad_trace_files_are_named(traces, tmp_path, capsys, content, problem):
 def test_devices_lists_what_a_session_sees(capsys):
     assert main(["devices", "--cpus", "3", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in rows] == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
-    assert all(r["type"] == "CPU" and r["memory_bytes"] > 0 for r in rows)
+    assert [r["name"] for r in rows] == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2", *GPUS]
+    assert [r["type"] for r in rows] == ["CPU"] * 3 + ["GPU"] * len(GPUS)
+    assert all(r["memory_bytes"] > 0 for r in rows)
     assert main(["devices", "--cpus", "2"]) == 0
     text = capsys.readouterr().out
     assert "/device:CPU:1  CPU" in text and "MiB" in text
+    assert ("no GPU:" in text) is not HAS_GPU
     with pytest.raises(SystemExit):
         main(["devices", "--cpus", "two"])
     assert "expected a whole number >= 0, got 'two'" in capsys.readouterr().err
+
+
+@requires_no_gpu
+def test_devices_says_why_there_is_no_gpu_in_tensorflows_words(capsys):
+    assert main(["devices"]) == 0
+    text = capsys.readouterr().out
+    if not dp.tf.test.is_built_with_cuda():
+        assert "CPU-only build" in text and "devplace[gpu]" in text
+    elif not os.path.exists("/proc/driver/nvidia/version"):
+        assert "no NVIDIA driver" in text
+        assert "TensorFlow: Could not find cuda drivers on your machine" in text
+    assert "dp.Session(soft=True)" in text
+
+
+@requires_gpu
+def test_devices_lists_gpus_with_memory(capsys):
+    assert main(["devices", "--json"]) == 0
+    gpus = [r for r in json.loads(capsys.readouterr().out) if r["type"] == "GPU"]
+    assert [r["name"] for r in gpus] == GPUS
+    assert all(r["memory_bytes"] > 2**28 for r in gpus)
+    assert main(["devices", "--gpus", "0"]) == 0
+    assert "no GPU: --gpus 0 asked for none" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(
+    not dp.tf.test.is_built_with_cuda() or os.path.exists("/proc/driver/nvidia/version"),
+    reason="needs TensorFlow's CUDA build on a machine without an NVIDIA driver",
+)
+def test_full_verbosity_child_reports_the_missing_driver():
+    messages = tensorflow_gpu_messages()
+    assert "Could not find cuda drivers on your machine, GPU will not be used." in messages
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        (dict(built_with_cuda=False), "CPU-only build"),
+        (dict(visible=""), "CUDA_VISIBLE_DEVICES='' hides every GPU"),
+        (dict(driver=False), "no NVIDIA driver"),
+        (
+            dict(messages=["Could not load dynamic library 'libcudnn.so.9'; dlerror: not found"]),
+            "CUDA libraries failed to load; pip install 'devplace[gpu]'",
+        ),
+        (dict(), "found no usable GPU"),
+        (dict(gpus=0), "--gpus 0 asked for none"),
+    ],
+)
+def test_no_gpu_reasons(case, expected):
+    facts = dict(gpus=None, built_with_cuda=True, driver=True, visible=None, messages=[])
+    facts.update(case)
+    text = why_no_gpu(**facts)
+    assert text.startswith("no GPU: ") and expected in text
+    for message in facts["messages"]:
+        assert f"TensorFlow: {message}" in text
+
+
+def test_help_never_loads_tensorflow():
+    code = (
+        "import contextlib, io, sys\n"
+        "from devplace.cli import SUBCOMMANDS, build_parser\n"
+        "parser = build_parser()\n"
+        "for argv in [[], *([name] for name in SUBCOMMANDS)]:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        parser.parse_args([*argv, '--help'])\n"
+        "print(sorted(m for m in ('tensorflow', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_demo_writes_into_the_out_folder(tmp_path, capsys):

@@ -17,7 +17,7 @@ import warnings
 from devplace._fdcapture import capture_fds
 from devplace.errors import Error
 
-__all__ = ["GPU_MESSAGES", "EagerExecutionError", "tf"]
+__all__ = ["GPU_MESSAGES", "EagerExecutionError", "driver_present", "gpu_lines", "tf"]
 
 # TF's C++ INFO and WARNING lines at run time (oneDNN notices, "GPU trace was not collected" on
 # every traced run) drown the placement log, which TF prints to stdout regardless; errors stay.
@@ -33,8 +33,17 @@ _GPU_LINES = re.compile(r"cuda|cudnn|cublas|cuInit|dlopen|dynamic library|GPU", 
 # "I0000 00:00:1795424191.953030   10114 cudart_stub.cc:31] " before TF's message.
 _LOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
 
-GPU_MESSAGES: list[str] = []
-"""What TensorFlow said about GPUs while loading and looking for them (prefixes removed)."""
+
+def gpu_lines(text: str) -> list[str]:
+    """TensorFlow's log lines in `text` that concern GPUs, without their log prefixes, once each."""
+    found: list[str] = []
+    for line in text.splitlines():
+        if _GPU_LINES.search(line) and not _LOAD_NOTICES.search(line):
+            message = _LOG_PREFIX.sub("", line).strip()
+            if message not in found:
+                found.append(message)
+    return found
+
 
 _loading = None
 try:
@@ -50,24 +59,24 @@ try:
         _gpus = _tensorflow.config.list_physical_devices("GPU")
 finally:
     if _loading is not None:
-        _other = []
-        for _line in _loading.text.splitlines(keepends=True):
-            if _LOAD_NOTICES.search(_line):
-                continue
-            if _GPU_LINES.search(_line):
-                _message = _LOG_PREFIX.sub("", _line).strip()
-                if _message not in GPU_MESSAGES:
-                    GPU_MESSAGES.append(_message)
-            else:
-                _other.append(_line)
-        sys.stderr.write("".join(_other))
+        sys.stderr.write(
+            "".join(
+                line
+                for line in _loading.text.splitlines(keepends=True)
+                if not (_LOAD_NOTICES.search(line) or _GPU_LINES.search(line))
+            )
+        )
+
+GPU_MESSAGES = gpu_lines(_loading.text)
+"""What TensorFlow said about GPUs while loading and looking for them (prefixes removed)."""
 
 
-def _driver_present() -> bool:
+def driver_present() -> bool:
+    """Whether an NVIDIA kernel driver is loaded (Linux)."""
     return os.path.exists("/proc/driver/nvidia/version")
 
 
-if not _gpus and _driver_present() and _tensorflow.test.is_built_with_cuda():
+if not _gpus and driver_present() and _tensorflow.test.is_built_with_cuda():
     # A GPU machine whose GPU TensorFlow cannot use: say so now, not at the first slow run.
     sys.stderr.write(
         "devplace: an NVIDIA driver is present but TensorFlow found no GPU"

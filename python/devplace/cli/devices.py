@@ -1,14 +1,15 @@
-"""`devplace devices`: the devices a session sees, with their memory."""
+"""`devplace devices`: the devices a session sees, with their memory, or why there is no GPU."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
-__all__ = ["device_rows", "register"]
+__all__ = ["device_rows", "register", "tensorflow_gpu_messages", "why_no_gpu"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,9 +63,59 @@ def _ram() -> int | None:
         return None
 
 
+def tensorflow_gpu_messages() -> list[str]:
+    """What TensorFlow says about GPUs at full verbosity, from a fresh process.
+
+    This process's TensorFlow logs warnings only from TF_CPP_MIN_LOG_LEVEL=2 up (fixed when it
+    loaded), which hides the libraries that failed to load; a child at level 0 shows them.
+    """
+    from devplace._tf import gpu_lines
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+    code = "import tensorflow as tf; tf.config.list_physical_devices('GPU')"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return ["(TensorFlow took over 120 s to look for GPUs)"]
+    return gpu_lines(done.stdout + done.stderr)
+
+
+def why_no_gpu(
+    gpus: int | None,
+    built_with_cuda: bool,
+    driver: bool,
+    visible: str | None,
+    messages: list[str],
+) -> str:
+    """One paragraph on why a session sees no GPU, ending with TensorFlow's own words."""
+    if gpus == 0:
+        return "no GPU: --gpus 0 asked for none"
+    if not built_with_cuda:
+        reason = (
+            "no GPU: this TensorFlow is a CPU-only build (tensorflow-cpu, or a platform without "
+            "CUDA wheels); on Linux with an NVIDIA GPU: pip uninstall tensorflow-cpu, then "
+            "pip install 'devplace[gpu]'"
+        )
+    elif visible is not None and visible.strip() in ("", "-1"):
+        reason = f"no GPU: CUDA_VISIBLE_DEVICES={visible!r} hides every GPU from TensorFlow"
+    elif not driver:
+        reason = "no GPU: no NVIDIA driver on this machine (TensorFlow's CUDA build is installed)"
+    elif any("dynamic library" in m or "dlopen" in m for m in messages):
+        reason = (
+            "no GPU: an NVIDIA driver is present but CUDA libraries failed to load; "
+            "pip install 'devplace[gpu]' installs them (tensorflow[and-cuda])"
+        )
+    else:
+        reason = "no GPU: an NVIDIA driver is present but TensorFlow found no usable GPU"
+    said = "".join(f"\n  TensorFlow: {m}" for m in messages)
+    return f"{reason}{said}\n  pins to /GPU:i need dp.Session(soft=True) here"
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the devices; 1 with TensorFlow's message if the session cannot be made."""
-    from devplace._tf import tf
+    from devplace._tf import GPU_MESSAGES, driver_present, tf
 
     try:
         rows = device_rows(args.cpus, args.gpus)
@@ -79,7 +130,12 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['name'].ljust(width)}  {r['type']:<4}  {_gib(r['memory_bytes'])}")
     if not any(r["type"] == "GPU" for r in rows):
-        print("no GPU: this TensorFlow sees none (pins to /GPU:i need dp.Session(soft=True))")
+        cuda = tf.test.is_built_with_cuda()
+        driver = driver_present()
+        # With a driver, the reason is usually a warning this process's log level hid.
+        messages = tensorflow_gpu_messages() if cuda and driver else GPU_MESSAGES
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        print(why_no_gpu(args.gpus, cuda, driver, visible, messages))
     if any(r["type"] == "CPU" for r in rows):
         ram = _ram()
         note = f"; the machine has {_gib(ram)} of RAM" if ram else ""
