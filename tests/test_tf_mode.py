@@ -1,6 +1,6 @@
-"""`import devplace` and the rest of a process's TensorFlow: the documented graph-mode switch,
-clear messages when eager code then fails, and TF's load messages sorted (noise dropped, GPU
-reasons kept)."""
+"""devplace and the rest of a process's TensorFlow: the documented graph-mode switch at
+devplace's first use, clear messages when eager code then fails, and TF's load messages sorted
+(noise dropped, GPU reasons kept)."""
 
 import os
 import subprocess
@@ -18,17 +18,19 @@ def python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
-def test_import_switches_to_graph_mode_and_eager_calls_say_why():
+def test_first_use_switches_to_graph_mode_and_eager_calls_say_why():
     done = python(
         "import devplace as dp, tensorflow as tf\n"
+        "print(tf.executing_eagerly(), tf.constant(1.0).numpy())\n"
+        "sess = dp.Session()\n"
         "print(tf.executing_eagerly())\n"
         "t = tf.constant(2.0)\n"
         "print(hasattr(t, 'numpy'))\n"
-        "print(dp.Session().run(t * 3))\n"
+        "print(sess.run(t * 3))\n"
         "t.numpy()\n"
     )
     assert done.returncode == 1
-    assert done.stdout.split() == ["False", "False", "6.0"]
+    assert done.stdout.split() == ["True", "1.0", "False", "False", "6.0"]
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("devplace._tf.EagerExecutionError: Const:0 is a graph tensor")
     assert "dp.run(sess, tensor)" in last and "docs/design.md" in last
@@ -42,13 +44,13 @@ def test_eager_error_is_a_devplace_error_and_an_attribute_error():
     assert getattr(t, "numpy", None) is None
 
 
-def test_eager_code_run_before_import_gets_a_warning():
+def test_eager_code_run_before_the_switch_gets_a_warning():
     done = python(
-        "import warnings, tensorflow as tf\n"
+        "import warnings, devplace as dp, tensorflow as tf\n"
         "print(tf.constant(1.5).numpy())\n"
         "with warnings.catch_warnings(record=True) as seen:\n"
         "    warnings.simplefilter('always')\n"
-        "    import devplace\n"
+        "    dp.constant(1.0)\n"
         "print([str(w.message) for w in seen if w.category is RuntimeWarning])\n"
     )
     assert done.returncode == 0, done.stderr

@@ -3,8 +3,10 @@
 TF1 behaviour is what the seeds assume: `Variable` builds `VariableV2` ops (not resource
 handles), top-level ops go into the default graph, sessions and collections work, and device
 functions are accepted by `tf.device`. TensorFlow's execution mode is process-wide, so this is a
-visible switch, not a private one: after `import devplace`, `tf.executing_eagerly()` is False
-and eager-only calls fail with `EagerExecutionError` saying why (docs/design.md, "TF2 code").
+visible switch, not a private one. It happens when devplace first needs TensorFlow (the first
+`dp.<name>` that uses it; `import devplace` alone loads nothing): from then on
+`tf.executing_eagerly()` is False and eager-only calls fail with `EagerExecutionError` saying
+why (docs/design.md, "TF2 code").
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ class EagerExecutionError(Error, AttributeError):
 
 def _no_numpy(tensor: object) -> None:
     raise EagerExecutionError(
-        f"{getattr(tensor, 'name', 'this tensor')} is a graph tensor: `import devplace` switched "
+        f"{getattr(tensor, 'name', 'this tensor')} is a graph tensor: devplace switched "
         "TensorFlow to TF1 graph mode for this process (tf.executing_eagerly() is False), so "
         ".numpy() is not available. Evaluate it with dp.run(sess, tensor), or keep eager "
         "TensorFlow 2 code in a process that does not import devplace (docs/design.md, "
@@ -102,7 +104,7 @@ def _no_numpy(tensor: object) -> None:
 _eager_context = _context.context_safe()
 if _eager_context is not None and _eager_context._context_handle is not None:
     warnings.warn(
-        "eager TensorFlow code already ran in this process; `import devplace` now switches "
+        "eager TensorFlow code already ran in this process; devplace now switches "
         "TensorFlow to TF1 graph mode, so eager code from here on fails (docs/design.md, "
         "'TF2 code')",
         RuntimeWarning,
