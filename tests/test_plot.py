@@ -7,10 +7,23 @@ from collections import Counter
 import matplotlib.image
 import numpy as np
 import pytest
-from trace_builders import hand_trace
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.text import Text
+from trace_builders import hand_trace, process
+from trace_builders import op as trace_op
 
 import devplace as dp
-from devplace.plot import compare_profiles, comparison_figure, plot_profile, profile_figure
+from devplace.plot import (
+    TRANSFER_COLOR,
+    PictureError,
+    compare_profiles,
+    comparison_figure,
+    op_color,
+    plot_profile,
+    profile_figure,
+)
 
 
 def three_device_profile(path, colocate):
@@ -39,10 +52,12 @@ def traces(tmp_path_factory):
 
 
 def raw_devices(path):
-    """The devices of a trace file, read straight from its process names."""
+    """The devices of a trace file, read straight from its process names (a GPU's stream
+    lanes, `GPU:0/stream:13`, are that GPU)."""
     events = json.loads(open(path).read())["traceEvents"]
     names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
-    return sorted(n.split("/device:")[1].split(" ")[0] for n in names if n.endswith(" Compute"))
+    lanes = [n.split("/device:")[1].split(" ")[0] for n in names if n.endswith(" Compute")]
+    return sorted({lane.split("/")[0] for lane in lanes})
 
 
 def raw_makespan(path):
@@ -70,15 +85,14 @@ def test_plot_profile_writes_a_png_with_one_lane_per_device(traces, tmp_path):
     out = tmp_path / "show.png"
     trace = plot_profile(traces[0], out)
     assert_png(out)
-    assert trace.devices == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
-    assert [d.rsplit("/", 1)[1] for d in trace.devices] == [
-        "device:" + d for d in raw_devices(traces[0])
-    ]
+    assert trace.devices == [f"/device:{d}" for d in raw_devices(traces[0])]
+    assert {"/device:CPU:1", "/device:CPU:2"} <= set(trace.devices)
     fig, _ = profile_figure(traces[0])
-    (ax,) = [a for a in fig.axes if a.get_legend()]
+    (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
     assert lanes(ax) == trace.devices
-    assert "time" in ax.get_xlabel() and ax.get_ylabel() == "device"
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "time" in ax.get_xlabel()
+    (legend,) = fig.legends
+    legend = [t.get_text() for t in legend.get_texts()]
     busiest = Counter()
     for op in trace.ops:
         busiest[op.op_type] += op.duration_us
@@ -143,5 +157,86 @@ def test_unknown_bytes_show_as_question_marks():
 
 
 def test_writing_into_a_missing_folder_names_it(traces, tmp_path):
-    with pytest.raises(FileNotFoundError, match="folder .*nowhere.* does not exist"):
+    with pytest.raises(PictureError, match="folder .*nowhere.* does not exist"):
         plot_profile(traces[0], tmp_path / "nowhere" / "x.png")
+
+
+def test_one_op_type_has_one_colour_in_every_picture_and_transfers_another():
+    assert op_color("Sin") == op_color("Sin") and op_color("Sin") != op_color("Cos")
+    types = ["MatMul", "Sin", "Cos", "Mul", "AddV2", "Const", "VariableV2", "Identity", "BiasAdd"]
+    assert len({op_color(t) for t in types}) == len(types)
+    colours = {op_color(t) for t in [*types, "_Arg", "Softmax", "Unknown", "x" * 40]}
+    assert to_hex(TRANSFER_COLOR) not in {to_hex(c) for c in colours}
+    # a type's colour does not depend on what else the picture holds
+    fig_a, _ = profile_figure(hand_trace())
+    mixed = hand_trace()
+    mixed["traceEvents"][6]["args"]["op"] = "MatMul"
+    fig_b, _ = profile_figure(mixed)
+    legend = [
+        {
+            text.get_text(): to_hex(handle.get_facecolor())
+            for text, handle in zip(
+                f.legends[0].get_texts(), f.legends[0].legend_handles, strict=True
+            )
+            if isinstance(handle, Patch)
+        }
+        for f in (fig_a, fig_b)
+    ]
+    assert legend[0]["Sin"] == legend[1]["Sin"] == to_hex(op_color("Sin"))
+
+
+def test_column_size_keeps_every_label_at_least_7_pt(traces, tmp_path):
+    for fig in (
+        profile_figure(traces[0], size="column")[0],
+        comparison_figure(*traces, size="column")[0],
+    ):
+        assert fig.get_figwidth() == 3.5
+        sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip()]
+        assert sizes and min(sizes) >= 7
+        renderer = fig.canvas.get_renderer()
+        width = fig.bbox.width
+        for text in fig.findobj(Text):
+            if text.get_text().strip() and text.get_visible() and not text.get_clip_on():
+                box = text.get_window_extent(renderer)
+                assert -1 <= box.x0 and box.x1 <= width + 1, text.get_text()
+
+
+@pytest.mark.parametrize("extension, magic", [(".svg", b"<?xml"), (".pdf", b"%PDF")])
+def test_vector_output_by_extension(traces, tmp_path, extension, magic):
+    out = tmp_path / f"p{extension}"
+    plot_profile(traces[0], out, size="column")
+    assert out.read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("name", ["x.xyz", "x.json", "x"])
+def test_unsupported_picture_formats_are_refused_before_drawing(traces, tmp_path, name):
+    with pytest.raises(
+        PictureError, match=r"x.*is not a picture format; use one of .png, .svg, .pdf"
+    ):
+        plot_profile(traces[0], tmp_path / name)
+    assert not (tmp_path / name).exists()
+
+
+def test_logical_cpus_carry_the_caveat_and_counts_are_pluralised(traces):
+    fig, trace = profile_figure(traces[0])
+    title = fig.axes[0].get_title()
+    assert "Note: logical CPU devices share one thread pool" in title
+    single = {"traceEvents": [process(1, "/device:CPU:0 Compute"), trace_op(1, "a", 0, 5)]}
+    fig, _ = profile_figure(single)
+    title = fig.axes[0].get_title()
+    assert "1 op on 1 device," in title and "0 transfers" in title and "Note" not in title
+
+
+def test_a_failed_write_leaves_the_old_picture_whole(traces, tmp_path, monkeypatch):
+    out = tmp_path / "keep.png"
+    plot_profile(traces[0], out)
+    before = out.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(OSError, match="keep.png.*No space left"):
+        plot_profile(traces[1], out)
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.png"]

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import textwrap
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tabulate import tabulate
+
+from devplace.devices import parse_device
 from devplace.trace import Trace, read_trace
 
-__all__ = ["Comparison", "ProfileSummary", "compare", "format_bytes", "format_time"]
+__all__ = [
+    "LOGICAL_CPU_CAVEAT",
+    "Comparison",
+    "ProfileSummary",
+    "compare",
+    "format_bytes",
+    "format_time",
+    "logical_cpus",
+    "plural",
+]
+
+LOGICAL_CPU_CAVEAT = (
+    "logical CPU devices share one thread pool and copy nothing: these times do not rank "
+    "placements; the placement and the transfers do"
+)
+
+
+def plural(count: int, word: str) -> str:
+    """`1 op`, `2 ops`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def format_time(us: float) -> str:
@@ -31,9 +54,26 @@ def format_bytes(count: int | None) -> str:
     return f"{size:.1f} GiB"
 
 
+def logical_cpus(devices: list[str] | tuple[str, ...]) -> bool:
+    """Whether some task of the trace has several CPU devices: logical devices of one process,
+    whose times cannot rank placements (see `LOGICAL_CPU_CAVEAT`)."""
+    tasks = [
+        (spec.job, spec.replica, spec.task)
+        for spec in map(parse_device, devices)
+        if spec.device_type == "CPU"
+    ]
+    return len(set(tasks)) < len(tasks)
+
+
+def caveat_lines(devices: list[str] | tuple[str, ...], width: int = 100) -> list[str]:
+    """The logical-CPU caveat wrapped to `width` characters, or nothing when it does not apply."""
+    return textwrap.wrap(f"Note: {LOGICAL_CPU_CAVEAT}.", width) if logical_cpus(devices) else []
+
+
 @dataclass(frozen=True)
 class ProfileSummary:
-    """One profile's headline numbers (times in µs, bytes None when the trace lacks them)."""
+    """One profile's headline numbers (times in µs, bytes None when the trace lacks them);
+    `kernel_busy_us` and `copy_busy_us` hold the GPUs' kernel and copy streams."""
 
     label: str
     source: str
@@ -43,6 +83,9 @@ class ProfileSummary:
     transfer_count: int
     transfer_bytes: int | None
     op_count: int
+    op_counts: dict[str, int] = field(default_factory=dict)
+    kernel_busy_us: dict[str, float] = field(default_factory=dict)
+    copy_busy_us: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, trace: Trace, label: str) -> ProfileSummary:
@@ -56,6 +99,9 @@ class ProfileSummary:
             trace.transfer_count,
             trace.transfer_bytes,
             len(trace.ops),
+            trace.op_counts(),
+            trace.busy_us("kernel"),
+            trace.busy_us("copy"),
         )
 
 
@@ -72,7 +118,8 @@ class Comparison:
         return list(dict.fromkeys([*self.a.devices, *self.b.devices]))
 
     def rows(self) -> list[tuple[str, str, str]]:
-        """(quantity, first profile, second profile) rows, formatted for reading."""
+        """(quantity, first profile, second profile) rows, formatted for reading: totals, then
+        per device its busy time and (GPUs) its kernel and copy streams' busy time."""
         rows = [
             ("makespan", format_time(self.a.makespan_us), format_time(self.b.makespan_us)),
             ("cross-device transfers", str(self.a.transfer_count), str(self.b.transfer_count)),
@@ -84,26 +131,30 @@ class Comparison:
             ("ops", str(self.a.op_count), str(self.b.op_count)),
         ]
         for device in self.devices:
-            rows.append(
-                (
-                    f"busy {device}",
-                    _busy(self.a, device),
-                    _busy(self.b, device),
-                )
-            )
+            rows.append((f"busy {device}", _busy(self.a, device), _busy(self.b, device)))
+            for kind in ("kernel", "copy"):
+                if any(device in _streams(s, kind) for s in (self.a, self.b)):
+                    rows.append(
+                        (
+                            f"└ its {kind} streams",
+                            _busy(self.a, device, kind),
+                            _busy(self.b, device, kind),
+                        )
+                    )
         return rows
 
     def table(self) -> str:
-        """A plain-text table with one column per profile."""
-        header = ("", self.a.label, self.b.label)
-        rows = [header, *self.rows()]
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        """A plain-text table with one column per profile, and the notes that apply."""
         lines = [
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+            tabulate(
+                self.rows(),
+                headers=("", self.a.label, self.b.label),
+                disable_numparse=True,
+            )
         ]
-        lines.insert(1, "  ".join("-" * w for w in widths))
         if self.a.transfer_bytes is None or self.b.transfer_bytes is None:
             lines.append("? = the trace does not record sizes (not written by dp.save_profile)")
+        lines += caveat_lines(self.devices)
         return "\n".join(lines)
 
     __str__ = table
@@ -113,12 +164,18 @@ class Comparison:
         return {"a": asdict(self.a), "b": asdict(self.b)}
 
 
-def _busy(summary: ProfileSummary, device: str) -> str:
-    if device not in summary.busy_us:
+def _streams(summary: ProfileSummary, kind: str) -> dict[str, float]:
+    return {"op": summary.busy_us, "kernel": summary.kernel_busy_us, "copy": summary.copy_busy_us}[
+        kind
+    ]
+
+
+def _busy(summary: ProfileSummary, device: str, kind: str = "op") -> str:
+    busy = _streams(summary, kind)
+    if device not in busy:
         return "-"
-    busy = summary.busy_us[device]
-    share = busy / summary.makespan_us if summary.makespan_us else 0.0
-    return f"{format_time(busy)} ({share:.0%})"
+    share = busy[device] / summary.makespan_us if summary.makespan_us else 0.0
+    return f"{format_time(busy[device])} ({share:.0%})"
 
 
 def compare(a: Any, b: Any, labels: tuple[str, str] | None = None) -> Comparison:
@@ -129,5 +186,4 @@ def compare(a: Any, b: Any, labels: tuple[str, str] | None = None) -> Comparison
 
 
 def _label(trace: Trace, fallback: str) -> str:
-    source = trace.source.strip("'\"")
-    return source.rsplit("/", 1)[-1] if source != "(in memory)" else fallback
+    return trace.source.rsplit("/", 1)[-1] if trace.source != "(in memory)" else fallback

@@ -11,7 +11,8 @@ two runs would not differ. So on a CPU-only machine the seeds' GPU:0 is mapped o
 logical CPU device, `/device:CPU:1`: the ops really run on a different device, TensorFlow
 really inserts send/receive pairs between the two, and colocation really changes where the
 gradient ops run. Logical CPU devices share one thread pool and copy nothing, so their times
-do not rank the placements; the placement and the transfers are the real result.
+do not rank the placements (the printed table and the picture say so); the placement and the
+transfers are the real result. On a machine with a GPU, GPU:0 is used as the seeds use it.
 """
 
 from __future__ import annotations
@@ -113,9 +114,61 @@ def _run(
     with dp.Session(cpus=cpus, soft=True, optimize=False, graph=graph) as sess:
         dp.init(sess)
         profile = dp.run_profile(sess, fetch, repeat=repeat)
-        path = profile.save(os.path.join(out, f"{str(colocate).lower()}.json"))
-        report = dp.placement(sess, fetch)
-    return DemoRun(colocate, path, profile, report)
+    path = profile.save(os.path.join(out, f"{str(colocate).lower()}.json"))
+    return DemoRun(colocate, path, profile, profile.run.placement())
+
+
+def _output_folder(out: str | os.PathLike[str]) -> str:
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise NotADirectoryError(
+            f"demo output {out!r} exists and is not a folder; pick another --out"
+        )
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
+def _notes(devices: list[str], mapping: dict[str, str]) -> list[str]:
+    notes = [f"devices this session sees: {', '.join(devices)}"]
+    if mapping[SEED_GPU] == SEED_GPU:
+        return notes + [
+            f"the seeds' {SEED_GPU} is this machine's GPU; ops pinned nowhere (with "
+            f"colocate=false: every gradient op) go to TensorFlow's default device, {SEED_GPU}."
+        ]
+    return notes + [
+        f"no GPU here: the seeds' {SEED_GPU} is mapped onto logical {mapping[SEED_GPU]} "
+        "(a session with 2 logical CPU devices), so the ops pinned to the GPU really run on "
+        "another device and colocation really moves the gradient ops.",
+        "ops pinned nowhere (with colocate=false: every gradient op) go to TensorFlow's "
+        f"default device, {SEED_CPU} here (GPU:0 on a machine with a GPU).",
+    ]
+
+
+def _run_summary(run: DemoRun) -> list[str]:
+    report = run.report
+    control = sum(t.control for t in report.transfers)
+    edges = f", {control} of them control edges" if control else ""
+    return [
+        "",
+        f"== colocate={str(run.colocate).lower()}: gradients(c, a, colocate={run.colocate}) ==",
+        report.table(),
+        f"gradient ops on their forward op's device: {run.colocated_gradients}/"
+        f"{len(gradient_pairs(report))}; cross-device transfers: {report.transfer_count} "
+        f"({report.transfer_bytes} bytes{edges}); trace: {run.trace_path}",
+    ]
+
+
+def _picture(runs: dict[bool, DemoRun], mapping: dict[str, str], path: str) -> Comparison:
+    title = "gradients(c, a, colocate=true) vs colocate=false"
+    if mapping[SEED_GPU] != SEED_GPU:
+        title += f" (no GPU here: the seeds' GPU:0 is the logical {mapping[SEED_GPU]})"
+    return compare_profiles(
+        runs[True].trace_path,
+        runs[False].trace_path,
+        path,
+        labels=("colocate=true", "colocate=false"),
+        title=title,
+    )
 
 
 def run_demo(
@@ -129,57 +182,20 @@ def run_demo(
 
     `devices` defaults to what a session on this machine sees.
     """
-    out = os.fspath(out)
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise NotADirectoryError(
-            f"demo output {out!r} exists and is not a folder; pick another --out"
-        )
-    os.makedirs(out, exist_ok=True)
+    out = _output_folder(out)
     devices = _session_devices() if devices is None else devices
     mapping = device_mapping(devices)
-    notes = [f"devices this session sees: {', '.join(devices)}"]
-    cpus = None
-    if mapping[SEED_GPU] != SEED_GPU:
-        cpus = 2
-        notes += [
-            f"no GPU here: the seeds' {SEED_GPU} is mapped onto logical {mapping[SEED_GPU]} "
-            "(a session with 2 logical CPU devices), so the ops pinned to the GPU really run on "
-            "another device and colocation really moves the gradient ops.",
-            "ops pinned nowhere (with colocate=false: every gradient op) go to TensorFlow's "
-            f"default device, {SEED_CPU} here (GPU:0 on a machine with a GPU).",
-            "logical CPU devices share one thread pool and copy nothing: the times below do not "
-            "rank the two placements; the placement and the transfers do.",
-        ]
+    notes = _notes(devices, mapping)
     for note in notes:
         echo(note)
+    cpus = None if mapping[SEED_GPU] == SEED_GPU else 2
     runs = {}
     for colocate in (True, False):
-        run = _run(colocate, mapping, out, repeat, cpus)
-        runs[colocate] = run
-        echo("")
-        echo(f"== colocate={str(colocate).lower()}: gradients(c, a, colocate={colocate}) ==")
-        echo(run.report.table())
-        pairs = gradient_pairs(run.report)
-        control = sum(t.control for t in run.report.transfers)
-        edges = f", {control} of them control edges" if control else ""
-        echo(
-            f"gradient ops on their forward op's device: {run.colocated_gradients}/{len(pairs)}; "
-            f"cross-device transfers: {run.report.transfer_count} "
-            f"({run.report.transfer_bytes} bytes{edges}); trace: {run.trace_path}"
-        )
+        runs[colocate] = _run(colocate, mapping, out, repeat, cpus)
+        for line in _run_summary(runs[colocate]):
+            echo(line)
     picture = os.path.join(out, "colocate.png")
-    comparison = compare_profiles(
-        runs[True].trace_path,
-        runs[False].trace_path,
-        picture,
-        labels=("colocate=true", "colocate=false"),
-        title="gradients(c, a, colocate=true) vs colocate=false"
-        + (
-            ""
-            if mapping[SEED_GPU] == SEED_GPU
-            else f" (no GPU here: the seeds' GPU:0 is the logical {mapping[SEED_GPU]})"
-        ),
-    )
+    comparison = _picture(runs, mapping, picture)
     echo("")
     echo(comparison.table())
     echo(f"picture: {picture}")

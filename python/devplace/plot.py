@@ -1,10 +1,17 @@
 """Profile pictures: a per-device Gantt chart of one trace, and two traces compared.
 
-Each device is a lane (threads of a device are rows within it), each op a bar coloured by op
-type; ops TensorFlow made for gradients (names under `gradients/`) are hatched; a
-cross-device transfer is an arrow from the end of the producing op to the start of the op
-that consumed it on the other device. Bars narrower than a few pixels are widened to stay
-visible; the numbers (busy time, makespan) always come from the real durations.
+Each device is one row. Inside it, the device's threads are sub-rows of op bars; a GPU also
+gets a sub-row for its kernels (all kernel streams) and one for its memory copies, labelled on
+the right. Every op type has one fixed colour in every picture (a table for common types, a
+stable hash for the rest); copies and cross-device transfers are drawn in a red no op type
+uses. Ops TensorFlow made for gradients (names under `gradients/`) are hatched; a cross-device
+transfer is an arrow from the end of the producing op to the start of the op that consumed it
+on the other device. Bars narrower than a few pixels are widened to stay visible; the numbers
+(busy time, makespan) always come from the real durations.
+
+`size` picks the figure's width: `"screen"` (13 in), `"page"` (7 in) or `"column"` (3.5 in, a
+paper column; every label at least 7 pt). The format follows the extension: PNG, or the vector
+formats SVG and PDF.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import bisect
 import dataclasses
 import os
 import re
+import textwrap
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -25,30 +34,121 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from devplace.comparison import Comparison, compare, format_bytes, format_time
+from devplace.atomic import replace_file
+from devplace.comparison import (
+    Comparison,
+    caveat_lines,
+    compare,
+    format_bytes,
+    format_time,
+    plural,
+)
+from devplace.errors import Error
 from devplace.trace import Trace, TraceOp, read_trace
 
-__all__ = ["compare_profiles", "comparison_figure", "plot_profile", "profile_figure"]
+__all__ = [
+    "FORMATS",
+    "SIZES",
+    "TRANSFER_COLOR",
+    "PictureError",
+    "compare_profiles",
+    "comparison_figure",
+    "op_color",
+    "plot_profile",
+    "profile_figure",
+]
 
-_PALETTE = colormaps["tab10"].colors
-_OTHER = "#b0b0b0"
-_TRANSFER = "#c0392b"
-_MAX_TYPES = 9  # op types with their own colour; the rest are "other"
+#: Picture formats by extension.
+FORMATS = (".png", ".svg", ".pdf")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Size:
+    width_in: float
+    font_pt: float
+    row_in: float  # height per device row
+    legend_columns: int
+
+
+#: Figure sizes: a screen, a full page width, one column of a two-column paper.
+SIZES = {
+    "screen": _Size(13.0, 8.0, 0.8, 7),
+    "page": _Size(7.0, 7.0, 0.6, 5),
+    "column": _Size(3.5, 7.0, 0.55, 3),
+}
+
+#: The colour of memory copies and cross-device transfers (tab:red); no op type gets a red.
+TRANSFER_COLOR = "#d62728"
+# Common op types: tab20's strong shades, then its light ones (no reds, no greys), each its own.
+_FIXED = dict(
+    zip(
+        "MatMul Sin Cos Mul AddV2 Const VariableV2 Identity "
+        "BiasAdd Relu Fill Neg Sum Tanh Conv2D _Retval".split(),
+        [
+            colormaps["tab20"].colors[i]
+            for i in (0, 2, 4, 8, 10, 12, 16, 18, 1, 3, 5, 9, 11, 13, 17, 19)
+        ],
+        strict=True,
+    )
+)
+# Every other type: a stable hash into tab20b without its reds, so it never takes a common
+# type's colour (two rare types may share one).
+_HASHED = [c for i, c in enumerate(colormaps["tab20b"].colors) if i not in (12, 13, 14, 15)]
+_MAX_LEGEND = 14  # op types named in the legend, the busiest first
 _MAX_ARROWS = 400  # beyond this, transfers are plain lines (arrows get slow and cluttered)
-_LANE = 0.8  # lane height; lanes are 1 apart
+_LANE = 0.8  # row height; rows are 1 apart
 _RUNTIME_NAME = re.compile(r"/_\d+$")
 _MAX_LABELS = 300  # op labels tried, widest bars first
 _MAX_EDGED = 400  # ops drawn with an outline; denser charts get none
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
 
 
-def _type_colors(traces: Sequence[Trace]) -> dict[str, Any]:
-    total: Counter[str] = Counter()
-    for trace in traces:
-        for op in trace.ops:
-            total[op.op_type] += op.duration_us + 1e-3  # zero-length ops still count
-    ranked = [t for t, _ in total.most_common()]
-    return {t: _PALETTE[i] if i < _MAX_TYPES else _OTHER for i, t in enumerate(ranked)}
+class PictureError(Error, ValueError):
+    """A picture path devplace cannot write: unsupported format, or no such folder."""
+
+
+def op_color(op_type: str) -> Any:
+    """The colour of an op type, the same in every picture devplace draws (never the red of
+    copies and transfers)."""
+    if op_type in _FIXED:
+        return _FIXED[op_type]
+    return _HASHED[zlib.crc32(op_type.encode()) % len(_HASHED)]
+
+
+def _check_out(out: str | os.PathLike[str]) -> tuple[str, str]:
+    """(path, format) of a picture to write; refused before any drawing when unusable."""
+    path = os.fspath(out)
+    extension = os.path.splitext(path)[1].lower()
+    allowed = ", ".join(FORMATS)
+    if extension not in FORMATS:
+        raise PictureError(
+            f"cannot write picture {path!r}: {extension or 'no extension'} is not a picture "
+            f"format; use one of {allowed}"
+        )
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise PictureError(
+            f"cannot write picture {path!r}: folder {folder!r} does not exist (create it "
+            f"first; formats: {allowed})"
+        )
+    return path, extension[1:]
+
+
+def _size(size: str) -> _Size:
+    if size not in SIZES:
+        raise PictureError(f"unknown picture size {size!r}; use one of {', '.join(SIZES)}")
+    return SIZES[size]
+
+
+def _rows(trace: Trace, device: str) -> list[tuple[str, Any]]:
+    """The sub-rows of a device: ("op", thread) per thread, then ("kernel", None) and
+    ("copy", None) when the device has any."""
+    threads = sorted({op.thread for op in trace.ops if op.device == device})
+    rows: list[tuple[str, Any]] = [("op", t) for t in threads]
+    for kind, entries in (("kernel", trace.kernels), ("copy", trace.copies)):
+        if any(e.device == device for e in entries):
+            rows.append((kind, None))
+    return rows or [("op", 0)]
 
 
 def _short(name: str) -> str:
@@ -61,70 +161,112 @@ def _is_gradient(op: TraceOp) -> bool:
     return op.name.startswith("gradients/") and not _RUNTIME_NAME.search(op.name)
 
 
-def _rows(trace: Trace, device: str) -> dict[int, int]:
-    threads = sorted({op.thread for op in trace.ops if op.device == device})
-    return {t: i for i, t in enumerate(threads)}
-
-
-def _lane_label(trace: Trace, device: str, busy: dict[str, float]) -> str:
-    ops = [op for op in trace.ops if op.device == device]
+def _device_label(trace: Trace, device: str, busy: dict[str, float], narrow: bool) -> str:
+    ops = trace.ops_on(device)
     gradient = sum(1 for op in ops if _is_gradient(op))
-    count = f"{len(ops)} op{'' if len(ops) == 1 else 's'}"
-    if gradient:
-        count += f" ({gradient} gradient)"
-    return f"{device}\n{count}\nbusy {format_time(busy.get(device, 0.0))}"
+    count = plural(len(ops), "op") + (f" ({gradient} grad.)" if gradient else "")
+    name = device.removeprefix("/device:") if narrow else device
+    return f"{name}\n{count}\nbusy {format_time(busy.get(device, 0.0))}"
+
+
+def _row_label(trace: Trace, device: str, kind: str, narrow: bool) -> str:
+    if kind == "op" or narrow:
+        return {"op": "ops", "kernel": "kernels", "copy": "copies"}[kind]
+    entries = [
+        e for e in (trace.kernels if kind == "kernel" else trace.copies) if e.device == device
+    ]
+    busy = format_time(trace.busy_us(kind)[device])
+    if kind == "kernel":
+        return f"{plural(len(entries), 'kernel')}, {busy}"
+    directions = Counter(e.direction or "copy" for e in entries)
+    return f"{', '.join(f'{n} {d}' for d, n in sorted(directions.items()))} copies, {busy}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Label:
+    """An op label to place: inside its bar [x0, x1], or right of it before `free_until`."""
+
+    text: str
+    x0: float
+    x1: float
+    free_until: float
+    y: float
+    font_pt: float
+    ax: Any = None
 
 
 def _draw_timeline(
-    ax: Any, trace: Trace, devices: list[str], xmax: float, colors: dict[str, Any]
+    ax: Any, trace: Trace, devices: list[str], xmax: float, size: _Size
 ) -> list[_Label]:
-    """Bars, arrows and lane labels of one trace; returns the op labels to place."""
-    lane = {d: i for i, d in enumerate(devices)}
+    """Bars, arrows and row labels of one trace; returns the op labels to place."""
     min_width = xmax * _MIN_BAR
+    narrow = size.width_in < 5
     labels = []
     bars: dict[bool, list[Rectangle]] = {False: [], True: []}  # by "is a gradient op"
-    for device in devices:
+    copies: list[Rectangle] = []
+    side_ticks: list[tuple[float, str]] = []
+    for lane, device in enumerate(devices):
         rows = _rows(trace, device)
-        height = _LANE / max(1, len(rows))
-        ops = trace.ops_on(device)
-        starts = {t: [o.start_us for o in ops if o.thread == t] for t in rows}  # sorted
-        for op in ops:
-            y = lane[device] + rows[op.thread] * height
-            width = max(op.duration_us, min_width)
-            bars[_is_gradient(op)].append(
-                Rectangle(
-                    (op.start_us, y),
+        height = _LANE / len(rows)
+        for r, (kind, thread) in enumerate(rows):
+            y = lane + r * height
+            if len(rows) > 1 and rows[-1][0] != "op":
+                side_ticks.append((y + height / 2, _row_label(trace, device, kind, narrow)))
+            if kind == "copy":
+                entries = [e for e in trace.copies if e.device == device]
+            elif kind == "kernel":
+                entries = [e for e in trace.kernels if e.device == device]
+            else:
+                entries = [e for e in trace.ops_on(device) if e.thread == thread]
+            entries.sort(key=lambda e: e.start_us)
+            starts = [e.start_us for e in entries]
+            for i, entry in enumerate(entries):
+                width = max(entry.duration_us, min_width)
+                box = Rectangle(
+                    (entry.start_us, y),
                     width,
                     height * 0.92,
-                    facecolor=colors.get(op.op_type, _OTHER),
+                    facecolor=TRANSFER_COLOR if kind == "copy" else op_color(entry.op_type),
                 )
-            )
-            row_starts = starts[op.thread]
-            after = bisect.bisect_right(row_starts, op.start_us)
-            free_until = row_starts[after] if after < len(row_starts) else xmax * 1.02
-            labels.append(
-                _Label(
-                    _short(op.name), op.start_us, op.start_us + width, free_until, y + height * 0.46
-                )
-            )
+                (copies if kind == "copy" else bars[_is_gradient(entry)]).append(box)
+                if kind == "op":
+                    after = bisect.bisect_right(starts, entry.start_us, lo=i)
+                    free_until = starts[after] if after < len(starts) else xmax * 1.02
+                    labels.append(
+                        _Label(
+                            _short(entry.name),
+                            entry.start_us,
+                            entry.start_us + width,
+                            free_until,
+                            y + height * 0.46,
+                            size.font_pt,
+                        )
+                    )
     edge = 0.4 if len(trace.ops) <= _MAX_EDGED else 0.0  # dense charts: edges would hide colour
-    for gradient, patches in bars.items():
+    for hatch, patches in ((None, bars[False]), ("////", bars[True]), (None, copies)):
         collection = PatchCollection(
             patches, match_original=True, edgecolor="#333333", linewidth=edge
         )
-        if gradient:
-            collection.set_hatch("////")
+        if hatch:
+            collection.set_hatch(hatch)
         ax.add_collection(collection)
-    _draw_transfers(ax, trace, lane)
+    _draw_transfers(ax, trace, {d: i for i, d in enumerate(devices)}, 0.6 if narrow else 1.1)
     busy = trace.busy_us()
-    ax.set_yticks([lane[d] + _LANE / 2 for d in devices])
-    ax.set_yticklabels([_lane_label(trace, d, busy) for d in devices], fontsize=8)
+    ax.set_yticks([i + _LANE / 2 for i in range(len(devices))])
+    ax.set_yticklabels(
+        [_device_label(trace, d, busy, narrow) for d in devices], fontsize=size.font_pt
+    )
     ax.set_ylim(len(devices) - 0.1, -0.1)
     ax.set_xlim(0, xmax * 1.02 if xmax > 0 else 1.0)
+    ax.tick_params(labelsize=size.font_pt)
     _time_axis(ax, xmax)
-    ax.set_ylabel("device")
+    ax.set_ylabel("device", fontsize=size.font_pt)
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
+    if side_ticks:
+        side = ax.secondary_yaxis("right")
+        side.set_yticks([y for y, _ in side_ticks], [t for _, t in side_ticks])
+        side.tick_params(labelsize=size.font_pt, length=0)
     return [dataclasses.replace(label, ax=ax) for label in labels]
 
 
@@ -143,14 +285,14 @@ def _time_axis(ax: Any, span_us: float) -> str:
     return unit
 
 
-def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int]) -> None:
+def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int], width: float) -> None:
     flows = [f for f in trace.flows if f.source in lane and f.destination in lane]
     ends = [
         ((f.start_us, lane[f.source] + _LANE / 2), (f.end_us, lane[f.destination] + _LANE / 2))
         for f in flows
     ]
     if len(ends) > _MAX_ARROWS:
-        ax.add_collection(LineCollection(ends, colors=_TRANSFER, linewidths=0.6, alpha=0.6))
+        ax.add_collection(LineCollection(ends, colors=TRANSFER_COLOR, linewidths=0.6, alpha=0.6))
         return
     for start, end in ends:
         ax.annotate(
@@ -159,25 +301,13 @@ def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int]) -> None:
             xytext=start,
             arrowprops={
                 "arrowstyle": "-|>",
-                "color": _TRANSFER,
-                "lw": 1.1,
+                "color": TRANSFER_COLOR,
+                "lw": width,
                 "shrinkA": 0,
                 "shrinkB": 0,
             },
             annotation_clip=False,
         )
-
-
-@dataclasses.dataclass(frozen=True)
-class _Label:
-    """An op label to place: inside its bar [x0, x1], or right of it before `free_until`."""
-
-    text: str
-    x0: float
-    x1: float
-    free_until: float
-    y: float
-    ax: Any = None
 
 
 def _place_labels(fig: Any, labels: list[_Label]) -> None:
@@ -196,7 +326,7 @@ def _place_labels(fig: Any, labels: list[_Label]) -> None:
             label.text,
             ha="center",
             va="center",
-            fontsize=7,
+            fontsize=label.font_pt,
             clip_on=True,
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 0.5},
         )
@@ -215,33 +345,49 @@ def _place_labels(fig: Any, labels: list[_Label]) -> None:
         kept.append(box)
 
 
-def _legend_handles(colors: dict[str, Any], with_transfers: bool) -> list[Any]:
+def _legend_handles(traces: Sequence[Trace]) -> list[Any]:
+    time: Counter[str] = Counter()
+    for trace in traces:
+        for op in [*trace.ops, *trace.kernels]:
+            time[op.op_type] += op.duration_us + 1e-3  # zero-length ops still count
+    ranked = [t for t, _ in time.most_common()]
     handles: list[Any] = [
-        Patch(facecolor=c, edgecolor="#333333", label=t) for t, c in colors.items() if c != _OTHER
+        Patch(facecolor=op_color(t), edgecolor="#333333", label=t) for t in ranked[:_MAX_LEGEND]
     ]
-    if _OTHER in colors.values():
-        handles.append(Patch(facecolor=_OTHER, edgecolor="#333333", label="other op types"))
+    if len(ranked) > _MAX_LEGEND:
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor="none",
+                label=f"+{len(ranked) - _MAX_LEGEND} more types",
+            )
+        )
     handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="////", label="gradient op"))
-    if with_transfers:
-        handles.append(Line2D([], [], color=_TRANSFER, lw=1.5, label="cross-device transfer"))
+    if any(t.copies for t in traces):
+        handles.append(Patch(facecolor=TRANSFER_COLOR, edgecolor="#333333", label="memory copy"))
+    if any(t.flows for t in traces):
+        handles.append(Line2D([], [], color=TRANSFER_COLOR, lw=1.5, label="cross-device transfer"))
     return handles
 
 
-def _title(label: str, trace: Trace) -> str:
-    size = trace.transfer_bytes
-    return (
-        f"{label}: {len(trace.ops)} ops on {len(trace.devices)} devices, "
-        f"makespan {format_time(trace.makespan_us)}, {trace.transfer_count} transfers "
-        f"({'bytes unknown' if size is None else format_bytes(size)})"
+def _title(label: str, trace: Trace, size: _Size) -> str:
+    known = trace.transfer_bytes
+    text = (
+        f"{label}: {plural(len(trace.ops), 'op')} on {plural(len(trace.devices), 'device')}, "
+        f"makespan {format_time(trace.makespan_us)}, {plural(trace.transfer_count, 'transfer')} "
+        f"({'bytes unknown' if known is None else format_bytes(known)})"
     )
+    return "\n".join(textwrap.wrap(text, int(_wrap_width(size) * 0.6)))  # over the axes only
 
 
-def _save(fig: Figure, out: str | os.PathLike[str]) -> str:
-    path = os.fspath(out)
-    folder = os.path.dirname(path)
-    if folder and not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write picture {path!r}: folder {folder!r} does not exist")
-    fig.savefig(path, dpi=120)
+def _wrap_width(size: _Size) -> int:
+    """Characters of text at `size.font_pt` that fit across the figure (about 0.55 em each)."""
+    return max(30, int(size.width_in * 72 / (0.55 * size.font_pt)))
+
+
+def _save(fig: Figure, path: str, fmt: str) -> str:
+    with replace_file(path, "wb") as f:
+        fig.savefig(f, format=fmt, dpi=300 if fmt == "png" and fig.get_figwidth() < 5 else 120)
     return path
 
 
@@ -251,72 +397,96 @@ def _finish(fig: Figure, labels: list[_Label]) -> None:
     _place_labels(fig, labels)
 
 
-def profile_figure(trace_or_path: Any, title: str | None = None) -> tuple[Figure, Trace]:
-    """The Gantt chart of a trace as a matplotlib `Figure` (for notebooks), with the `Trace`."""
-    trace = read_trace(trace_or_path)
-    colors = _type_colors([trace])
-    height = 1.6 + 0.75 * len(trace.devices)
-    fig = Figure(figsize=(13, max(3.2, height)), layout="constrained")
+def _new_figure(size: _Size, height_in: float) -> Figure:
+    fig = Figure(figsize=(size.width_in, height_in), layout="constrained")
     FigureCanvasAgg(fig)
+    return fig
+
+
+def _legend(fig: Figure, traces: Sequence[Trace], size: _Size) -> None:
+    fig.legend(
+        handles=_legend_handles(traces),
+        loc="outside lower center",
+        ncol=size.legend_columns,
+        fontsize=size.font_pt,
+        frameon=False,
+    )
+
+
+def profile_figure(
+    trace_or_path: Any, title: str | None = None, size: str = "screen"
+) -> tuple[Figure, Trace]:
+    """The Gantt chart of a trace as a matplotlib `Figure` (for notebooks), with the `Trace`."""
+    look = _size(size)
+    trace = read_trace(trace_or_path)
+    fig = _new_figure(look, max(3.2, 2.0 + look.row_in * len(trace.devices)))
     ax = fig.add_subplot()
     xmax = trace.makespan_us
-    labels = _draw_timeline(ax, trace, trace.devices, xmax, colors)
-    ax.set_xlabel(f"time since the first op started ({_time_unit(xmax)[1]})")
-    ax.set_title(_title(title or trace.source.strip("'\""), trace), fontsize=10)
-    ax.legend(
-        handles=_legend_handles(colors, bool(trace.flows)),
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        fontsize=8,
-        title="op type",
-        title_fontsize=8,
-    )
+    labels = _draw_timeline(ax, trace, trace.devices, xmax, look)
+    ax.set_xlabel(f"time since the first op started ({_time_unit(xmax)[1]})", fontsize=look.font_pt)
+    heading = _title(title or trace.source, trace, look)
+    lines = [heading, *caveat_lines(trace.devices, _wrap_width(look))]
+    ax.set_title("\n".join(lines), fontsize=look.font_pt + (2 if look.width_in > 5 else 0))
+    _legend(fig, [trace], look)
     _finish(fig, labels)
     return fig, trace
 
 
 def plot_profile(
-    trace_or_path: Any, out: str | os.PathLike[str], title: str | None = None
+    trace_or_path: Any, out: str | os.PathLike[str], title: str | None = None, size: str = "screen"
 ) -> Trace:
     """Draw a trace (a path, `Profile.trace`, or `Trace`) as a per-device Gantt chart to `out`
-    (PNG, SVG or PDF by extension). Returns the parsed `Trace`: its `devices` are the lanes."""
-    fig, trace = profile_figure(trace_or_path, title)
-    _save(fig, out)
+    (PNG, SVG or PDF by extension; written atomically). Returns the parsed `Trace`."""
+    path, fmt = _check_out(out)
+    fig, trace = profile_figure(trace_or_path, title, size)
+    _save(fig, path, fmt)
     return trace
 
 
 def comparison_figure(
-    a: Any, b: Any, labels: tuple[str, str] | None = None, title: str | None = None
+    a: Any,
+    b: Any,
+    labels: tuple[str, str] | None = None,
+    title: str | None = None,
+    size: str = "screen",
 ) -> tuple[Figure, Comparison]:
     """The picture of `compare_profiles` as a matplotlib `Figure`, with its numbers."""
+    look = _size(size)
     ta, tb = read_trace(a), read_trace(b)
     comparison = compare(ta, tb, labels)
     devices = comparison.devices
-    colors = _type_colors([ta, tb])
     xmax = max(ta.makespan_us, tb.makespan_us)
-    lane_height = 0.75 * len(devices) + 1.0
-    fig = Figure(figsize=(15, max(6.5, 2 * lane_height + 1.8)), layout="constrained")
-    FigureCanvasAgg(fig)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.2])
-    top = fig.add_subplot(grid[0, 0])
-    bottom = fig.add_subplot(grid[1, 0], sharex=top)
+    timeline_in = look.row_in * len(devices) + 1.0
+    narrow = look.width_in < 5
+    height = (
+        2 * timeline_in + 0.5 * len(devices) + 3.2 if narrow else max(6.5, 2 * timeline_in + 1.8)
+    )
+    fig = _new_figure(look, height)
+    heading = [title] if title else []
+    heading += caveat_lines(devices, _wrap_width(look))
+    if heading:
+        fig.suptitle("\n".join(heading), fontsize=look.font_pt + (0 if narrow else 2))
+    if narrow:  # one column: the timelines, then busy time and the summary below them
+        grid = fig.add_gridspec(
+            4, 1, height_ratios=[timeline_in, timeline_in, 0.5 * len(devices) + 0.6, 1.6]
+        )
+        cells = [grid[0, 0], grid[1, 0], grid[2, 0], grid[3, 0]]
+    else:
+        grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.2])
+        cells = [grid[0, 0], grid[1, 0], grid[0, 1], grid[1, 1]]
+    top = fig.add_subplot(cells[0])
+    bottom = fig.add_subplot(cells[1], sharex=top)
     op_labels: list[_Label] = []
     for ax, trace, summary in ((top, ta, comparison.a), (bottom, tb, comparison.b)):
-        op_labels += _draw_timeline(ax, trace, devices, xmax, colors)
-        ax.set_title(_title(summary.label, trace), fontsize=10, loc="left")
+        op_labels += _draw_timeline(ax, trace, devices, xmax, look)
+        ax.set_title(_title(summary.label, trace, look), fontsize=look.font_pt, loc="left")
     bottom.set_xlabel(
-        f"time since the first op started ({_time_unit(xmax)[1]}); same scale in both"
+        f"time since the first op started ({_time_unit(xmax)[1]}); same scale in both",
+        fontsize=look.font_pt,
     )
-    _draw_busy(fig.add_subplot(grid[0, 1]), comparison)
-    _draw_table(fig.add_subplot(grid[1, 1]), comparison)
-    fig.legend(
-        handles=_legend_handles(colors, bool(ta.flows or tb.flows)),
-        loc="outside lower center",
-        ncol=7,
-        fontsize=8,
-    )
+    _draw_busy(fig.add_subplot(cells[2]), comparison, look)
+    _draw_table(fig.add_subplot(cells[3]), comparison, look)
+    _legend(fig, [ta, tb], look)
     _finish(fig, op_labels)
     return fig, comparison
 
@@ -327,15 +497,18 @@ def compare_profiles(
     out: str | os.PathLike[str],
     labels: tuple[str, str] | None = None,
     title: str | None = None,
+    size: str = "screen",
 ) -> Comparison:
-    """Draw two traces one above the other on the same lanes and time scale, with per-device
-    busy time and a summary table beside them, to `out`; returns the numbers as a `Comparison`."""
-    fig, comparison = comparison_figure(a, b, labels, title)
-    _save(fig, out)
+    """Draw two traces one above the other on the same rows and time scale, with per-device
+    busy time and a summary table, to `out` (PNG, SVG or PDF; written atomically); returns the
+    numbers as a `Comparison`."""
+    path, fmt = _check_out(out)
+    fig, comparison = comparison_figure(a, b, labels, title, size)
+    _save(fig, path, fmt)
     return comparison
 
 
-def _draw_busy(ax: Any, comparison: Comparison) -> None:
+def _draw_busy(ax: Any, comparison: Comparison, size: _Size) -> None:
     devices = comparison.devices
     height = 0.38
     for offset, summary, color in (
@@ -345,20 +518,23 @@ def _draw_busy(ax: Any, comparison: Comparison) -> None:
         values = [summary.busy_us.get(d, 0.0) for d in devices]
         ys = [i + offset for i in range(len(devices))]
         bars = ax.barh(ys, values, height=height, color=color, label=summary.label)
-        ax.bar_label(bars, labels=[format_time(v) for v in values], fontsize=7, padding=2)
+        ax.bar_label(
+            bars, labels=[format_time(v) for v in values], fontsize=size.font_pt, padding=2
+        )
     ax.set_yticks(range(len(devices)))
-    ax.set_yticklabels(devices, fontsize=8)
+    ax.set_yticklabels(devices, fontsize=size.font_pt)
+    ax.tick_params(labelsize=size.font_pt)
     ax.invert_yaxis()
     unit = _time_axis(ax, max([*comparison.a.busy_us.values(), *comparison.b.busy_us.values(), 0]))
-    ax.set_xlabel(f"busy time ({unit})")
-    ax.set_title("per-device busy time", fontsize=10)
-    ax.margins(x=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlabel(f"busy time ({unit})", fontsize=size.font_pt)
+    ax.set_title("per-device busy time", fontsize=size.font_pt)
+    ax.margins(x=0.35)
+    ax.legend(fontsize=size.font_pt, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
 
 
-def _draw_table(ax: Any, comparison: Comparison) -> None:
+def _draw_table(ax: Any, comparison: Comparison, size: _Size) -> None:
     ax.axis("off")
-    rows = [r for r in comparison.rows() if not r[0].startswith("busy ")]
+    rows = [r for r in comparison.rows() if not r[0].startswith(("busy ", "└ "))]
     table = ax.table(
         cellText=[list(r) for r in rows],
         colLabels=["", comparison.a.label, comparison.b.label],
@@ -366,7 +542,7 @@ def _draw_table(ax: Any, comparison: Comparison) -> None:
         cellLoc="left",
     )
     table.auto_set_font_size(False)
-    table.set_fontsize(8)
-    table.scale(1.0, 1.5)
+    table.set_fontsize(size.font_pt)
+    table.scale(1.0, 1.4)
     table.auto_set_column_width([0, 1, 2])
-    ax.set_title("summary", fontsize=10)
+    ax.set_title("summary", fontsize=size.font_pt)

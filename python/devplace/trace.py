@@ -435,7 +435,8 @@ def read_trace(trace_or_path: Any) -> Trace:
         transfers = [Transfer(t, s, d, None) for t, s, d in unique]
     else:
         transfers = exact
-    devices = sorted({device for device, _ in lanes.values()}, key=_device_order)
+    # a lane without entries (TF's timeline keeps empty ones) is no device of this run
+    devices = sorted({e.device for e in entries}, key=_device_order)
     return Trace(
         name,
         devices,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from devplace.errors import Error
+
 __all__ = ["register"]
 
 _DESCRIPTION = """\
@@ -59,12 +61,12 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; 1 with a message when the output folder cannot be used."""
+    """Run the demo; 1 with a one-line message when the output folder cannot be used."""
     from devplace.demo import run_demo
 
     try:
         run_demo(args.out, repeat=args.repeat)
-    except (NotADirectoryError, PermissionError, FileNotFoundError) as err:
+    except (Error, OSError) as err:
         print(f"devplace demo: error: {err}", file=sys.stderr)
         return 1
     return 0

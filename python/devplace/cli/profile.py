@@ -6,12 +6,16 @@ import argparse
 import json
 import sys
 
+from devplace.errors import Error
+
 __all__ = ["register"]
 
 _SHOW = """\
-Draw a trace as a per-device Gantt chart: one lane per device (a device's threads are rows in
-its lane), one bar per op coloured by op type, gradient ops hatched, and an arrow for every
-tensor sent between devices. Prints the devices, makespan and transfers.
+Draw a trace as a per-device Gantt chart: one row per device (its threads are sub-rows; a GPU
+also shows its kernels and memory copies beneath its ops, labelled), one bar per op coloured by
+op type (the same colour in every picture), gradient ops hatched, and an arrow for every tensor
+sent between devices. Prints the ops, busy time, kernels and copies per device, the makespan
+and the transfers.
 """
 
 _COMPARE = """\
@@ -35,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "show", help="a per-device Gantt chart of one trace", description=_SHOW
     )
     show.add_argument("trace", metavar="TRACE.json", help="a trace written by save_profile")
-    show.add_argument("-o", "--out", required=True, metavar="OUT.png", help="picture to write")
+    _picture_arguments(show)
     show.add_argument("--title", help="picture title (default: the trace's file name)")
     show.set_defaults(func=_show)
 
@@ -44,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     compare.add_argument("a", metavar="A.json", help="the first trace (drawn on top)")
     compare.add_argument("b", metavar="B.json", help="the second trace")
-    compare.add_argument("-o", "--out", required=True, metavar="OUT.png", help="picture to write")
+    _picture_arguments(compare)
     compare.add_argument(
         "--labels", nargs=2, metavar=("LABEL_A", "LABEL_B"), help="names for the two traces"
     )
@@ -52,6 +56,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json", action="store_true", help="print the numbers as JSON instead of a table"
     )
     compare.set_defaults(func=_compare)
+
+
+def _picture_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        metavar="OUT.png",
+        help="picture to write: .png, or vector .svg / .pdf",
+    )
+    parser.add_argument(
+        "--size",
+        choices=("screen", "page", "column"),
+        default="screen",
+        help="figure width: screen (13 in), page (7 in) or column (3.5 in, one column of a "
+        "paper; labels 7 pt) (default: %(default)s)",
+    )
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -65,32 +86,42 @@ def _error(command: str, err: Exception) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from devplace.comparison import format_bytes, format_time
+    from devplace.comparison import caveat_lines, format_bytes, format_time, plural
     from devplace.plot import plot_profile
-    from devplace.trace import TraceError
 
     try:
-        trace = plot_profile(args.trace, args.out, title=args.title)
-    except (TraceError, OSError) as err:
+        trace = plot_profile(args.trace, args.out, title=args.title, size=args.size)
+    except (Error, OSError) as err:
         return _error("show", err)
-    busy = trace.busy_us()
-    print(f"{args.trace}: {len(trace.ops)} ops, makespan {format_time(trace.makespan_us)}")
-    for device in trace.devices:
-        count = sum(1 for op in trace.ops if op.device == device)
-        print(f"  {device}: {count} ops, busy {format_time(busy[device])}")
+    busy, kernels, copies = trace.busy_us(), trace.busy_us("kernel"), trace.busy_us("copy")
+    print(
+        f"{args.trace}: {plural(len(trace.ops), 'op')} on {plural(len(trace.devices), 'device')}, "
+        f"makespan {format_time(trace.makespan_us)}"
+    )
+    for device, count in trace.op_counts().items():
+        line = f"  {device}: {plural(count, 'op')}, busy {format_time(busy[device])}"
+        if device in kernels:
+            n = sum(k.device == device for k in trace.kernels)
+            line += f"; {plural(n, 'kernel')}, busy {format_time(kernels[device])}"
+        if device in copies:
+            n = sum(c.device == device for c in trace.copies)
+            line += f"; {n} memory {'copy' if n == 1 else 'copies'}, busy "
+            line += format_time(copies[device])
+        print(line)
     print(f"cross-device transfers: {trace.transfer_count} ({format_bytes(trace.transfer_bytes)})")
+    for line in caveat_lines(trace.devices):
+        print(line)
     print(f"picture: {args.out}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
     from devplace.plot import compare_profiles
-    from devplace.trace import TraceError
 
     labels = tuple(args.labels) if args.labels else None
     try:
-        comparison = compare_profiles(args.a, args.b, args.out, labels=labels)
-    except (TraceError, OSError) as err:
+        comparison = compare_profiles(args.a, args.b, args.out, labels=labels, size=args.size)
+    except (Error, OSError) as err:
         return _error("compare", err)
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=2))
