@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import devplace as dp
-from devplace.autoplacer import CostModel, InfeasibleError, Placement, PlacementError, autoplace
+from devplace.autoplacer import AutoPlacementError, CostModel, InfeasibleError, Placement, autoplace
 from devplace.autoplacer.tf_graph import problem_from_graph
 
 tf = dp.tf
@@ -89,17 +89,17 @@ def test_memory_caps_move_variables():
 
 def test_bad_inputs_are_named():
     _, y = build()
-    with pytest.raises(PlacementError, match="non-empty list.*hint"):
+    with pytest.raises(AutoPlacementError, match="non-empty list.*hint"):
         autoplace(y, devices=[])
-    with pytest.raises(PlacementError, match="/gpu:x"):
+    with pytest.raises(AutoPlacementError, match="/gpu:x"):
         autoplace(y, devices=["/cpu:0", "/gpu:x"])
-    with pytest.raises(PlacementError, match="'c'.*pinned.*respect_pins"):
+    with pytest.raises(AutoPlacementError, match="'c'.*pinned.*respect_pins"):
         autoplace(y, devices=["/cpu:0"])
-    with pytest.raises(PlacementError, match="unknown placement strategy 'best'"):
+    with pytest.raises(AutoPlacementError, match="unknown placement strategy 'best'"):
         autoplace(y, devices=CPUS, strategy="best")
-    with pytest.raises(PlacementError, match="fetch"):
+    with pytest.raises(AutoPlacementError, match="fetch"):
         autoplace(42, devices=CPUS)
-    with pytest.raises(PlacementError, match="unknown devices"):
+    with pytest.raises(AutoPlacementError, match="unknown devices"):
         autoplace(y, devices=CPUS, memory={"/gpu:3": 1})
     p = autoplace(y, devices=["/cpu:0"], respect_pins=False)
     assert set(p.devices.values()) == {"/device:CPU:0"}

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import devplace as dp
-from devplace.autoplacer import PlacementError, autoplace, place, workloads
+from devplace.autoplacer import AutoPlacementError, autoplace, place, workloads
 from devplace.autoplacer.placers.m_sct import MAX_SCT_OPS
 from devplace.autoplacer.placers.search import MAX_BUDGET_S, run_search
 from devplace.autoplacer.workloads import (
@@ -155,7 +155,7 @@ def test_input_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch, sour
 
 @pytest.mark.parametrize("budget", [math.inf, 1e9, math.nan, 0, -1, "soon", None, True])
 def test_place_refuses_budgets_outside_the_range(budget):
-    with pytest.raises(PlacementError) as info:
+    with pytest.raises(AutoPlacementError) as info:
         place(chain(4), "auto", budget)  # type: ignore[arg-type]
     message = str(info.value)
     assert "budget" in message and f"(0, {MAX_BUDGET_S:g}]" in message and repr(budget) in message
@@ -164,13 +164,13 @@ def test_place_refuses_budgets_outside_the_range(budget):
 @pytest.mark.parametrize("budget", [math.inf, 0, "soon"])
 def test_autoplace_refuses_budgets_outside_the_range(budget):
     x = dp.constant(1.0)
-    with pytest.raises(PlacementError, match=r"budget must be a number of seconds in \(0, "):
+    with pytest.raises(AutoPlacementError, match=r"budget must be a number of seconds in \(0, "):
         autoplace(dp.tf.sin(x), devices=["/cpu:0"], budget=budget)
 
 
 def test_a_placer_above_its_size_limit_is_refused_by_name():
     p = random_layered(MAX_SCT_OPS + 1, seed=0)
-    with pytest.raises(PlacementError, match=f"m_sct is for at most {MAX_SCT_OPS:,} ops.*hint"):
+    with pytest.raises(AutoPlacementError, match=f"m_sct is for at most {MAX_SCT_OPS:,} ops.*hint"):
         place(p, "m_sct")
 
 

@@ -13,9 +13,9 @@ import pytest
 
 import devplace as dp
 from devplace.autoplacer import (
+    AutoPlacementError,
     CostModel,
     DeviceProfiles,
-    PlacementError,
     autoplace,
     fit_crossings,
     profile_devices,
@@ -82,12 +82,12 @@ def test_profiles_save_and_load(tmp_path):
     path = prof.save(tmp_path / "lstm.json")
     again = DeviceProfiles.load(path)
     assert again.profiles == prof.profiles
-    with pytest.raises(PlacementError, match="no model 'nope'.*lstm_seq2seq"):
+    with pytest.raises(AutoPlacementError, match="no model 'nope'.*lstm_seq2seq"):
         DeviceProfiles.load(DATA, model="nope")
-    with pytest.raises(PlacementError, match="missing.json"):
+    with pytest.raises(AutoPlacementError, match="missing.json"):
         DeviceProfiles.load(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text('{"x": 1}')
-    with pytest.raises(PlacementError, match="bad.json.*no 'profiles'.*hint"):
+    with pytest.raises(AutoPlacementError, match="bad.json.*no 'profiles'.*hint"):
         DeviceProfiles.load(tmp_path / "bad.json")
 
 
@@ -101,7 +101,7 @@ def test_fit_crossings_reproduces_the_measured_crossings():
     big = records[-1]
     per = (big["cross_chain_us"] - big["same_chain_us"]) / big["crossings"]
     assert link.time(big["bytes"]) == pytest.approx(per, rel=0.2)
-    with pytest.raises(PlacementError, match="crossings.*hint"):
+    with pytest.raises(AutoPlacementError, match="crossings.*hint"):
         fit_crossings([{"bytes": 4}, {"bytes": 8}])
 
 
@@ -170,7 +170,7 @@ def test_profile_devices_profiles_each_device_and_restores_the_graph(tmp_path):
         assert ops["MatMul"]["bytes"] == 64 * 64 * 4
     again = DeviceProfiles.load(prof.save(tmp_path / "p.json"))
     assert again.time("MatMul", "/cpu:1") == prof.profiles["/device:CPU:1"]["MatMul"]["us"]
-    with pytest.raises(PlacementError, match="non-empty list"):
+    with pytest.raises(AutoPlacementError, match="non-empty list"):
         profile_devices(graph, y, devices="/cpu:0")
 
 
@@ -186,7 +186,7 @@ def test_verify_measures_the_candidates_and_returns_the_fastest():
     if placed.strategy.startswith("single:"):
         assert set(placed.devices.values()) == {placed.strategy.removeprefix("single:")}
     assert [op.device for op in graph.get_operations()] == before
-    with pytest.raises(PlacementError, match="verify.*session=sess"):
+    with pytest.raises(AutoPlacementError, match="verify.*session=sess"):
         autoplace(y, ["/cpu:0"], graph=graph, verify=2)
 
 

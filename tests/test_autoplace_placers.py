@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace.autoplacer import Device, InfeasibleError, PlacementError, Problem, place, simulate
+from devplace.autoplacer import (
+    AutoPlacementError,
+    InfeasibleError,
+    Problem,
+    ProblemDevice,
+    place,
+    simulate,
+)
 from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.contiguous import contiguous, depth_first_order
 from devplace.autoplacer.placers.exhaustive import exhaustive
@@ -36,7 +43,11 @@ def problems(draw: st.DrawFn, max_ops: int = 8) -> Problem:
         groups[1] = groups[0]
     memory = np.array([draw(st.integers(0, 4)) for _ in range(n)], dtype=float)
     cap = float(max(memory.sum() * 0.6, memory.max() + memory[:2].sum(), 1.0))
-    devices = [Device("cpu:0", "cpu"), Device("acc:0", memory=cap), Device("acc:1", memory=cap)]
+    devices = [
+        ProblemDevice("cpu:0", "cpu"),
+        ProblemDevice("acc:0", memory=cap),
+        ProblemDevice("acc:1", memory=cap),
+    ]
     beta = np.array([[0, 1, 1], [1, 0, 2], [1, 2, 0]], dtype=float)
     return Problem(
         names=[f"op{i}" for i in range(n)],
@@ -68,7 +79,7 @@ def brute_force(p: Problem) -> float:
     for a in itertools.product(range(p.d), repeat=p.n):
         try:
             s = simulate(p, a)
-        except PlacementError:
+        except AutoPlacementError:
             continue
         if s.feasible:
             best = min(best, s.makespan)
@@ -118,7 +129,7 @@ def test_search_is_never_worse_than_the_best_baseline():
 def test_memory_infeasible_problem_names_the_op():
     p = Problem(
         names=["big", "small"],
-        devices=[Device("acc:0", memory=10), Device("acc:1", memory=10)],
+        devices=[ProblemDevice("acc:0", memory=10), ProblemDevice("acc:1", memory=10)],
         compute=np.ones((2, 2)),
         edges=[(0, 1)],
         xfer=np.zeros(2),
@@ -134,7 +145,7 @@ def test_memory_infeasible_problem_names_the_op():
 
 
 def test_unknown_strategy_lists_the_known_ones():
-    with pytest.raises(PlacementError, match="heft"):
+    with pytest.raises(AutoPlacementError, match="heft"):
         place(chain(3), "fastest")
 
 
@@ -147,7 +158,7 @@ def test_contiguous_cuts_a_capped_chain_at_the_cheapest_edge():
     n = 6
     p = Problem(
         names=[f"op{i}" for i in range(n)],
-        devices=[Device("acc:0", memory=4), Device("acc:1", memory=4)],
+        devices=[ProblemDevice("acc:0", memory=4), ProblemDevice("acc:1", memory=4)],
         compute=np.ones((n, 2)),
         edges=[(i, i + 1) for i in range(n - 1)],
         xfer=np.array([9, 9, 1, 9, 9, 0], dtype=float),
@@ -164,7 +175,7 @@ def test_depth_first_order_puts_inputs_right_before_their_user():
     # weight 0 feeds op 3 only; ops 1 -> 2 -> 3.
     p = Problem(
         names=["w", "a", "b", "c"],
-        devices=[Device("acc:0")],
+        devices=[ProblemDevice("acc:0")],
         compute=np.ones((4, 1)),
         edges=[(0, 3), (1, 2), (2, 3)],
         xfer=np.zeros(4),
@@ -191,7 +202,7 @@ def _two_acc_problem(n: int, cpu_only: int = -1, params: tuple[int, ...] = ()) -
     is_param[list(params)] = True
     return Problem(
         names=[f"op{i}" for i in range(n)],
-        devices=[Device("cpu:0", "cpu"), Device("acc:0"), Device("acc:1")],
+        devices=[ProblemDevice("cpu:0", "cpu"), ProblemDevice("acc:0"), ProblemDevice("acc:1")],
         compute=compute,
         edges=[(i, i + 1) for i in range(n - 1)],
         xfer=np.ones(n),

@@ -9,19 +9,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace.autoplacer import Device, PlacementError, Problem, simulate
+from devplace.autoplacer import AutoPlacementError, Problem, ProblemDevice, simulate
 
 
 def make(
     n: int,
     edges: list[tuple[int, int]],
     times: list[list[float]],
-    devices: list[Device] | None = None,
+    devices: list[ProblemDevice] | None = None,
     xfer: list[float] | None = None,
     beta: float = 1.0,
     **kw: object,
 ) -> Problem:
-    devices = devices or [Device(f"acc:{i}") for i in range(len(times[0]))]
+    devices = devices or [ProblemDevice(f"acc:{i}") for i in range(len(times[0]))]
     d = len(devices)
     b = np.full((d, d), beta)
     np.fill_diagonal(b, 0.0)
@@ -82,8 +82,8 @@ def test_devices_naming_one_channel_queue_their_transfers_together():
     # op0 on dev 0 and op1 on dev 1 each send 4 units to the other device's op2 / op3.
     edges = [(0, 3), (1, 2)]
     times = [[1, 1]] * 4
-    own = [Device("acc:0"), Device("acc:1")]
-    one = [Device("acc:0", channel="host"), Device("acc:1", channel="host")]
+    own = [ProblemDevice("acc:0"), ProblemDevice("acc:1")]
+    one = [ProblemDevice("acc:0", channel="host"), ProblemDevice("acc:1", channel="host")]
     separate = make(4, edges, times, devices=own, xfer=[4, 4, 0, 0], serial_links=True)
     shared = make(4, edges, times, devices=one, xfer=[4, 4, 0, 0], serial_links=True)
     a = [0, 1, 0, 1]  # both send at t=1
@@ -94,7 +94,7 @@ def test_devices_naming_one_channel_queue_their_transfers_together():
 
 
 def test_shared_pool_limits_devices_running_at_once():
-    devs = [Device("cpu:0", "cpu", pool="cpu"), Device("cpu:1", "cpu", pool="cpu")]
+    devs = [ProblemDevice("cpu:0", "cpu", pool="cpu"), ProblemDevice("cpu:1", "cpu", pool="cpu")]
     pooled = make(2, [], [[3, 3], [3, 3]], devices=devs, pool_capacity={"cpu": 1})
     assert simulate(pooled, [0, 1]).makespan == 6
     wide = make(2, [], [[3, 3], [3, 3]], devices=devs, pool_capacity={"cpu": 2})
@@ -102,12 +102,12 @@ def test_shared_pool_limits_devices_running_at_once():
 
 
 def test_slots_let_one_device_run_ops_together():
-    devs = [Device("cpu:0", "cpu", slots=2)]
+    devs = [ProblemDevice("cpu:0", "cpu", slots=2)]
     assert simulate(make(3, [], [[2], [2], [2]], devices=devs), [0, 0, 0]).makespan == 4
 
 
 def test_memory_resident_and_live_outputs_against_caps():
-    devs = [Device("acc:0", memory=100), Device("acc:1", memory=100)]
+    devs = [ProblemDevice("acc:0", memory=100), ProblemDevice("acc:1", memory=100)]
     p = make(
         3,
         [(0, 1), (1, 2)],
@@ -128,17 +128,17 @@ def test_memory_resident_and_live_outputs_against_caps():
 
 def test_bad_assignment_names_the_problem():
     p = make(2, [(0, 1)], [[1, np.inf], [1, 1]])
-    with pytest.raises(PlacementError, match="op0"):
+    with pytest.raises(AutoPlacementError, match="op0"):
         simulate(p, [1, 0])
-    with pytest.raises(PlacementError, match="device 0..1"):
+    with pytest.raises(AutoPlacementError, match="device 0..1"):
         simulate(p, [0])
     grouped = make(2, [(0, 1)], [[1, 1], [1, 1]], groups=np.array([7, 7]))
-    with pytest.raises(PlacementError, match="colocat"):
+    with pytest.raises(AutoPlacementError, match="colocat"):
         simulate(grouped, [0, 1])
 
 
 def test_cycle_is_rejected_with_the_ops_named():
-    with pytest.raises(PlacementError, match="cycle"):
+    with pytest.raises(AutoPlacementError, match="cycle"):
         make(2, [(0, 1), (1, 0)], [[1], [1]])
 
 

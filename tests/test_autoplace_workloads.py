@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from devplace.autoplacer import (
     NVLINK,
     PCIE,
+    AutoPlacementError,
     CostModel,
-    PlacementError,
     fit_link,
     place,
     simulate,
@@ -260,7 +260,7 @@ def test_fit_link_recovers_alpha_and_beta():
     link = fit_link(sizes, 7.0 + 2e-4 * sizes)
     assert link.alpha == pytest.approx(7.0, rel=1e-6)
     assert link.beta == pytest.approx(2e-4, rel=1e-6)
-    with pytest.raises(PlacementError, match="at least 2"):
+    with pytest.raises(AutoPlacementError, match="at least 2"):
         fit_link([1.0], [2.0])
 
 
@@ -285,5 +285,5 @@ def test_link_matrices_for_the_presets():
     compute = CostModel(speeds={"acc": 10.0}).compute(np.array([100.0]), names)
     assert compute.tolist() == [[100.0, 10.0, 10.0]]
     assert device_kind("/job:w/task:0/device:CPU:3") == "cpu" and device_kind("acc:0") == "acc"
-    with pytest.raises(PlacementError, match="GPU:0"):
+    with pytest.raises(AutoPlacementError, match="GPU:0"):
         CostModel(speeds={"/device:GPU:0": 0}).speed("/device:GPU:0")

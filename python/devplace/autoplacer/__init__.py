@@ -17,7 +17,7 @@ from devplace.autoplacer.cost import (
     fit_crossings,
     fit_link,
 )
-from devplace.autoplacer.graph import Device, InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, ProblemDevice
 from devplace.autoplacer.placers import PLACERS, Placer
 from devplace.autoplacer.profiles import profile_devices
 from devplace.autoplacer.simulator import Schedule, simulate
@@ -31,12 +31,12 @@ __all__ = [
     "STRATEGIES",
     "CostModel",
     "DeviceProfiles",
-    "Device",
+    "ProblemDevice",
     "InfeasibleError",
     "Link",
     "Placement",
     "Placer",
-    "PlacementError",
+    "AutoPlacementError",
     "Problem",
     "Schedule",
     "autoplace",

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from devplace.autoplacer.cost import CostModel
-from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.placers.single import all_on
@@ -170,7 +170,7 @@ def autoplace(
     from devplace.autoplacer.tf_graph import problem_from_graph
 
     if verify and session is None:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"autoplace(verify={verify!r}) measures candidates on real devices; "
             "hint: pass session=sess (a session of the graph)"
         )

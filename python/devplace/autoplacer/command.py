@@ -81,12 +81,12 @@ def summary(path: str, result: dict[str, Any]) -> str:
 
 def _budget(text: str) -> float:
     """argparse type of --budget: the checked budget, or an error naming the range."""
-    from devplace.autoplacer.graph import PlacementError
+    from devplace.autoplacer.graph import AutoPlacementError
     from devplace.autoplacer.placers.search import check_budget
 
     try:
         return check_budget(text, "--budget")
-    except PlacementError as err:
+    except AutoPlacementError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import nnls
 
-from devplace.autoplacer.graph import PlacementError
+from devplace.autoplacer.graph import AutoPlacementError
 
 __all__ = [
     "NVLINK",
@@ -63,7 +63,7 @@ def fit_link(nbytes: Sequence[float], times_us: Sequence[float], name: str = "me
     x = np.asarray(nbytes, dtype=float)
     y = np.asarray(times_us, dtype=float)
     if x.shape != y.shape or x.size < 2:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"fit_link needs two equally long sequences of at least 2 samples, got {x.size} sizes "
             f"and {y.size} times; hint: measure several tensor sizes"
         )
@@ -86,7 +86,7 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
         sizes = [float(r["bytes"]) for r in records]
         per = [(r["cross_chain_us"] - r["same_chain_us"]) / r["crossings"] for r in records]
     except (KeyError, TypeError, ZeroDivisionError) as err:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"crossing records need bytes, same_chain_us, cross_chain_us and crossings > 0 "
             f"({err!r}); hint: pass the `link_cpu_gpu` list of a measurements file"
         ) from None
@@ -123,7 +123,7 @@ class DeviceProfiles:
         from devplace.devices import canonical_device
 
         if not profiles:
-            raise PlacementError("DeviceProfiles needs at least one device's profile")
+            raise AutoPlacementError("DeviceProfiles needs at least one device's profile")
         self.profiles = {canonical_device(dev): dict(ops) for dev, ops in profiles.items()}
         self._by_type = {_device_type(dev): dev for dev in self.profiles}
         self._ratios: dict[tuple[str | None, str, str], float] = {}
@@ -135,16 +135,18 @@ class DeviceProfiles:
             with open(path) as f:
                 data = json.load(f)
         except (OSError, ValueError) as err:
-            raise PlacementError(f"cannot read device profiles from {str(path)!r}: {err}") from err
+            raise AutoPlacementError(
+                f"cannot read device profiles from {str(path)!r}: {err}"
+            ) from err
         if model is not None:
             models = data.get("models", {})
             if model not in models:
-                raise PlacementError(
+                raise AutoPlacementError(
                     f"{str(path)!r} has no model {model!r}; hint: one of {sorted(models)}"
                 )
             data = models[model]
         if not isinstance(data.get("profiles"), dict):
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"{str(path)!r} has no 'profiles' object; hint: save it with "
                 "DeviceProfiles.save, or name the model of a measurements file"
             )
@@ -284,7 +286,7 @@ class CostModel:
         """Speed factor of a device (by name, then kind, default 1)."""
         value = self.speeds.get(name, self.speeds.get(device_kind(name), 1.0))
         if not value > 0:
-            raise PlacementError(f"speed of device {name!r} must be > 0, got {value!r}")
+            raise AutoPlacementError(f"speed of device {name!r} must be > 0, got {value!r}")
         return float(value)
 
     def links(self, devices: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -18,19 +18,19 @@ import numpy as np
 
 from devplace.errors import Error
 
-__all__ = ["Device", "InfeasibleError", "PlacementError", "Problem"]
+__all__ = ["ProblemDevice", "InfeasibleError", "AutoPlacementError", "Problem"]
 
 
-class PlacementError(Error, ValueError):
+class AutoPlacementError(Error, ValueError):
     """A placement problem or assignment that cannot be used; the message names the input."""
 
 
-class InfeasibleError(PlacementError):
+class InfeasibleError(AutoPlacementError):
     """No assignment satisfies the constraints (memory caps, kernels, pins, colocation)."""
 
 
 @dataclass(frozen=True)
-class Device:
+class ProblemDevice:
     """A device of a placement problem.
 
     `kind` is "cpu" or "acc" (any accelerator); `memory` the cap in bytes (inf: none);
@@ -53,7 +53,7 @@ class Problem:
     """Ops, edges, devices and costs of one placement problem (validated on creation)."""
 
     names: list[str]
-    devices: list[Device]
+    devices: list[ProblemDevice]
     compute: np.ndarray
     edges: list[tuple[int, int]]
     xfer: np.ndarray
@@ -70,9 +70,11 @@ class Problem:
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
         if n == 0:
-            raise PlacementError(f"problem {self.name!r} has no ops; hint: pass a non-empty graph")
+            raise AutoPlacementError(
+                f"problem {self.name!r} has no ops; hint: pass a non-empty graph"
+            )
         if d == 0:
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"problem {self.name!r} has no devices; hint: pass devices=['/device:CPU:0', ...]"
             )
         self.compute = np.asarray(self.compute, dtype=float)
@@ -95,7 +97,7 @@ class Problem:
         self.succs: list[list[int]] = [[] for _ in range(n)]
         for u, v in self.edges:
             if not (0 <= u < n and 0 <= v < n) or u == v:
-                raise PlacementError(
+                raise AutoPlacementError(
                     f"edge ({u}, {v}) of problem {self.name!r} is not between two distinct ops "
                     f"0..{n - 1}"
                 )
@@ -128,19 +130,19 @@ class Problem:
         }
         for key, (arr, shape) in expect.items():
             if arr.shape != shape:
-                raise PlacementError(
+                raise AutoPlacementError(
                     f"{key} of problem {self.name!r} has shape {arr.shape}, expected {shape} "
                     f"({n} ops, {d} devices)"
                 )
         if np.any(np.isnan(self.compute)) or np.any(self.compute < 0):
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"compute of problem {self.name!r} has negative or NaN times; "
                 "hint: use inf for 'no kernel on this device'"
             )
         for key in ("xfer", "link_alpha", "link_beta", "memory", "out_bytes"):
             arr = getattr(self, key)
             if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-                raise PlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
+                raise AutoPlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
 
     def _topological_order(self) -> list[int]:
         """Kahn's algorithm taking the smallest op index first; raises on a cycle."""
@@ -157,7 +159,7 @@ class Problem:
                     heapq.heappush(heap, v)
         if len(order) != len(self.names):
             stuck = [self.names[i] for i, k in enumerate(indeg) if k > 0][:5]
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"problem {self.name!r} has a cycle through ops {stuck}; "
                 "hint: placement needs a DAG (drop back edges of loops)"
             )
@@ -202,20 +204,20 @@ class Problem:
         """Validate an assignment (device index per op): kernels and colocation; returns it."""
         a = np.asarray(assignment, dtype=np.int64)
         if a.shape != (self.n,) or a.min() < 0 or a.max() >= self.d:
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"assignment for problem {self.name!r} must give a device 0..{self.d - 1} "
                 f"for each of its {self.n} ops"
             )
         bad = np.flatnonzero(~self.allowed[np.arange(self.n), a])
         if bad.size:
             i = int(bad[0])
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"op {self.names[i]!r} cannot run on {self.devices[a[i]].name} "
                 "(no kernel or pinned elsewhere)"
             )
         for members in self.group_members():
             if len(set(a[members].tolist())) > 1:
-                raise PlacementError(
+                raise AutoPlacementError(
                     f"colocated ops {[self.names[i] for i in members[:4]]} are split across "
                     "devices; hint: give every member of a colocation group the same device"
                 )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from devplace.autoplacer.cost import DeviceProfiles
-from devplace.autoplacer.graph import PlacementError
+from devplace.autoplacer.graph import AutoPlacementError
 from devplace.devices import DeviceSpecError, canonical_device, parse_device
 
 __all__ = ["profile_devices"]
@@ -41,14 +41,14 @@ def profile_devices(
 
     graph = sess_or_graph if isinstance(sess_or_graph, tf.Graph) else sess_or_graph.graph
     if isinstance(devices, str) or not devices:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"profile_devices needs a non-empty list of devices, got {devices!r}; "
             "hint: devices=['/device:CPU:0', '/device:GPU:0']"
         )
     try:
         names = [canonical_device(x) for x in devices]
     except DeviceSpecError as err:
-        raise PlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
+        raise AutoPlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
     ops = graph.get_operations()
     before = [op.device for op in ops]
     profiles: dict[str, dict[str, dict[str, Any]]] = {}

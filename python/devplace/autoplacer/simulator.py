@@ -10,7 +10,7 @@ Rules (the same for every placer, and those of benchmarks/placement/workloads/RE
   "inputs have all arrived" read literally);
 - op u's output is sent once per destination device, when u finishes; with
   `Problem.serial_links` each device has one outgoing channel (or shares the one its
-  `Device.channel` names) that sends one tensor at a time, in request order; otherwise
+  `ProblemDevice.channel` names) that sends one tensor at a time, in request order; otherwise
   transfers do not contend;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.

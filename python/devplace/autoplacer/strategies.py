@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplacer.graph import PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, Problem
 from devplace.autoplacer.placers import DEFAULT_BUDGET_S, PLACERS
 from devplace.autoplacer.placers.exhaustive import exhaustive
 from devplace.autoplacer.placers.search import MAX_BUDGET_S, check_budget, run_search
@@ -40,10 +40,10 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     if strategy in PLACERS:
         refusal = PLACERS[strategy].refusal(problem)
         if refusal is not None:
-            raise PlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
+            raise AutoPlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
         return Choice(PLACERS[strategy](problem, budget_s), strategy)
     if strategy != "auto":
-        raise PlacementError(
+        raise AutoPlacementError(
             f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
         )
     deadline = time.perf_counter() + budget_s

@@ -19,8 +19,7 @@ from tensorflow.python.framework import kernels
 
 from devplace._tf import tf
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind
-from devplace.autoplacer.graph import Device as ProblemDevice
-from devplace.autoplacer.graph import PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
 from devplace.scopes import PS_OPS, variable_bytes
 
@@ -35,13 +34,15 @@ def _fetch_ops(fetches: Any, graph: Any) -> list[Any]:
             item = graph.as_graph_element(item)
         op = getattr(item, "op", item)
         if not isinstance(op, tf.Operation):
-            raise PlacementError(
+            raise AutoPlacementError(
                 f"cannot place fetch {item!r}: expected a tf.Tensor, tf.Operation, a name, or a "
                 "list of them"
             )
         ops.append(op)
     if not ops:
-        raise PlacementError("autoplace needs at least one fetch; hint: pass the train op or loss")
+        raise AutoPlacementError(
+            "autoplace needs at least one fetch; hint: pass the train op or loss"
+        )
     return ops
 
 
@@ -120,7 +121,7 @@ def _pin_mask(op: Any, names: list[str]) -> np.ndarray | None:
         return None
     ok = np.array([matches(op.device, name) for name in names])
     if not ok.any():
-        raise PlacementError(
+        raise AutoPlacementError(
             f"op {op.name!r} is pinned to {op.device!r}, which is none of the devices {names}; "
             "hint: add that device, or pass respect_pins=False"
         )
@@ -130,16 +131,16 @@ def _pin_mask(op: Any, names: list[str]) -> np.ndarray | None:
 def _device_names(devices: Sequence[str]) -> list[str]:
     """Canonical names of `devices`, checked: a non-empty list naming each device once."""
     if isinstance(devices, str) or not devices:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"devices must be a non-empty list of device names, got {devices!r}; "
             "hint: devices=['/device:CPU:0', '/device:GPU:0']"
         )
     try:
         names = [canonical_device(x) for x in devices]
     except DeviceSpecError as err:
-        raise PlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
+        raise AutoPlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
     if len(set(names)) != len(names):
-        raise PlacementError(f"devices {names} name a device twice")
+        raise AutoPlacementError(f"devices {names} name a device twice")
     return names
 
 
@@ -197,7 +198,7 @@ def _problem_devices(
     caps = dict(memory or {})
     unknown = set(caps) - set(names) - set(devices)
     if unknown:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"memory caps name unknown devices {sorted(unknown)}; devices: {names}"
         )
     caps = {canonical_device(k): float(v) for k, v in caps.items()}

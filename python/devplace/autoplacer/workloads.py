@@ -21,7 +21,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from devplace.autoplacer.graph import Device, PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 
 __all__ = [
     "MAX_CELLS",
@@ -57,7 +57,7 @@ _REQUIRED = object()  # marks a field without a default
 _FORMAT_HINT = "see the format in benchmarks/placement/workloads/README.md"
 
 
-class WorkloadError(PlacementError):
+class WorkloadError(AutoPlacementError):
     """A workload file that cannot be used; names the file and the place inside it."""
 
 
@@ -174,7 +174,7 @@ def _read_json(path: Path) -> object:
         ) from err
 
 
-def _devices(check: _Checker, data: dict) -> list[Device]:
+def _devices(check: _Checker, data: dict) -> list[ProblemDevice]:
     """acc:0.. (memory cap maxSizePerFPGA) then cpu:0.. (no cap), counts bounded."""
     n_acc = check.integer(check.field(data, "maxFPGAs", ""), "maxFPGAs", 0, MAX_DEVICES)
     n_cpu = check.integer(check.field(data, "maxCPUs", ""), "maxCPUs", 0, MAX_DEVICES)
@@ -186,8 +186,8 @@ def _devices(check: _Checker, data: dict) -> list[Device]:
             str(n_acc + n_cpu),
             "a workload needs at least one device",
         )
-    devices = [Device(f"acc:{i}", "acc", cap) for i in range(n_acc)]
-    return devices + [Device(f"cpu:{i}", "cpu") for i in range(n_cpu)]
+    devices = [ProblemDevice(f"acc:{i}", "acc", cap) for i in range(n_acc)]
+    return devices + [ProblemDevice(f"cpu:{i}", "cpu") for i in range(n_cpu)]
 
 
 def _node_rows(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> dict[str, list]:
@@ -286,7 +286,7 @@ def read_workload(path: str | os.PathLike[str]) -> Workload:
 
 def _problem(
     name: str,
-    devices: list[Device],
+    devices: list[ProblemDevice],
     cols: dict[str, list],
     order: list[int],
     edges: list[tuple[int, int, float]],
@@ -335,7 +335,7 @@ def shared_workloads(folder: str | os.PathLike[str] | None = None) -> list[Probl
     folder = Path(folder) if folder is not None else WORKLOAD_DIR
     files = sorted(folder.glob("*.json"))
     if not files:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"no *.json workloads in {str(folder)!r}; hint: pass a folder of workload files"
         )
     return [load_workload(f) for f in files]
@@ -345,7 +345,9 @@ def _small_problem(
     name: str, n: int, edges: list[tuple[int, int]], rng: np.random.Generator, n_acc: int = 2
 ) -> Problem:
     """Random costs on one CPU (3-5x slower) and `n_acc` accelerators with serial links."""
-    devices = [Device("cpu:0", "cpu")] + [Device(f"acc:{i}", "acc") for i in range(n_acc)]
+    devices = [ProblemDevice("cpu:0", "cpu")] + [
+        ProblemDevice(f"acc:{i}", "acc") for i in range(n_acc)
+    ]
     acc_time = rng.uniform(1.0, 10.0, n)
     slow = rng.uniform(3.0, 5.0, n)
     compute = np.column_stack([acc_time * slow] + [acc_time] * n_acc)

@@ -21,7 +21,7 @@ from devplace.autoplacer.placers.m_etf import m_etf
 from devplace.autoplacer.placers.m_sct import MAX_ETF_OPS, MAX_SCT_OPS, m_sct
 from devplace.autoplacer.placers.m_topo import m_topo
 from devplace.autoplacer.placers.milp import MAX_MILP_OPS, milp_placement
-from devplace.autoplacer.placers.round_robin import round_robin
+from devplace.autoplacer.placers.round_robin import round_robin_groups
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, search
 from devplace.autoplacer.placers.single import single_device
 from devplace.autoplacer.placers.tf_default import tf_default
@@ -91,7 +91,7 @@ def _milp(problem: Problem, budget_s: float) -> np.ndarray:
 _REGISTERED = (
     _greedy("single", single_device),
     _greedy("tf_default", tf_default),
-    _greedy("round_robin", round_robin),
+    _greedy("round_robin", round_robin_groups),
     _greedy("human", human),
     _greedy("m_topo", m_topo),
     _greedy("heft", heft),

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner, device_classes
 from devplace.autoplacer.simulator import simulate
 
@@ -79,7 +79,7 @@ def exhaustive(
     state = Assigner(problem)
     groups = sorted(state.members, key=lambda m: int(problem.topo_index[m].min()))
     if problem.n > MAX_EXHAUSTIVE_OPS and len(groups) > MAX_EXHAUSTIVE_OPS:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"exhaustive search is for at most {MAX_EXHAUSTIVE_OPS} ops (or colocation groups); "
             f"problem {problem.name!r} has {len(groups)}; hint: use strategy 'milp' or 'search'"
         )

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.graph import InfeasibleError, AutoPlacementError, Problem
 from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["MAX_MILP_OPS", "MilpResult", "milp_placement"]
@@ -50,7 +50,7 @@ def milp_placement(
 ) -> MilpResult:
     """Solve the placement-and-scheduling MILP; `upper` (a known makespan) tightens big-M."""
     if problem.n > MAX_MILP_OPS:
-        raise PlacementError(
+        raise AutoPlacementError(
             f"the MILP is for at most {MAX_MILP_OPS} ops; problem {problem.name!r} has "
             f"{problem.n}; hint: use strategy 'search'"
         )

@@ -7,10 +7,10 @@ import numpy as np
 from devplace.autoplacer.graph import Problem
 from devplace.autoplacer.placers._common import Assigner
 
-__all__ = ["round_robin"]
+__all__ = ["round_robin_groups"]
 
 
-def round_robin(problem: Problem) -> np.ndarray:
+def round_robin_groups(problem: Problem) -> np.ndarray:
     """Each new group goes to the next device (cyclically) that may hold it."""
     state = Assigner(problem)
     nxt = 0

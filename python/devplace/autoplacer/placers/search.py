@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplacer.graph import InfeasibleError, PlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner, device_classes
 from devplace.autoplacer.simulator import Schedule, simulate
 
@@ -48,7 +48,7 @@ WALK = 0.03
 
 def check_budget(value: object, option: str = "budget") -> float:
     """`value` as a budget in seconds: a finite number in (0, MAX_BUDGET_S]; else a
-    PlacementError naming `option`, the value and the allowed range."""
+    AutoPlacementError naming `option`, the value and the allowed range."""
     seconds = math.nan
     if not isinstance(value, bool):
         try:
@@ -56,7 +56,7 @@ def check_budget(value: object, option: str = "budget") -> float:
         except (TypeError, ValueError):
             pass
     if not 0 < seconds <= MAX_BUDGET_S:  # also false for NaN
-        raise PlacementError(
+        raise AutoPlacementError(
             f"{option} must be a number of seconds in (0, {MAX_BUDGET_S:g}], got {value!r}; "
             f"hint: the default is {DEFAULT_BUDGET_S} s, enough for 1,000 ops"
         )
