@@ -5,11 +5,15 @@ simulator never touch TensorFlow. Times are in one unit per problem (µs for TF 
 workload files' own unit for those); memory in bytes.
 
 Transfer time of op u's output from device a to device b (a != b) is
-``link_alpha[a, b] + link_beta[a, b] * xfer[u]``; zero on the same device.
+``link_alpha[a, b] + link_beta[a, b] * xfer[u]``; zero on the same device. `xfer` and
+`out_bytes` are two fields because they are two quantities: what a transfer costs in link units
+(bytes for TF graphs, where both come from one array; the workload files' own transfer costs)
+and the memory an output buffer holds (bytes, for the caps).
 """
 
 from __future__ import annotations
 
+import graphlib
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -145,24 +149,25 @@ class Problem:
                 raise AutoPlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
 
     def _topological_order(self) -> list[int]:
-        """Kahn's algorithm taking the smallest op index first; raises on a cycle."""
-        indeg = [len(p) for p in self.preds]
-        heap = [i for i, k in enumerate(indeg) if k == 0]
+        """Topological order taking the smallest ready op index first; raises on a cycle."""
+        sorter = graphlib.TopologicalSorter({v: self.preds[v] for v in range(len(self.names))})
+        try:
+            sorter.prepare()
+        except graphlib.CycleError as err:
+            cycle = [self.names[i] for i in err.args[1]][:6]
+            raise AutoPlacementError(
+                f"problem {self.name!r} has a cycle through ops {cycle}; "
+                "hint: placement needs a DAG (drop back edges of loops)"
+            ) from None
+        heap = list(sorter.get_ready())
         heapq.heapify(heap)
         order: list[int] = []
         while heap:
             u = heapq.heappop(heap)
             order.append(u)
-            for v in self.succs[u]:
-                indeg[v] -= 1
-                if indeg[v] == 0:
-                    heapq.heappush(heap, v)
-        if len(order) != len(self.names):
-            stuck = [self.names[i] for i, k in enumerate(indeg) if k > 0][:5]
-            raise AutoPlacementError(
-                f"problem {self.name!r} has a cycle through ops {stuck}; "
-                "hint: placement needs a DAG (drop back edges of loops)"
-            )
+            sorter.done(u)
+            for v in sorter.get_ready():
+                heapq.heappush(heap, v)
         return order
 
     @property
