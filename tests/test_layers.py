@@ -72,14 +72,25 @@ def test_seed_pattern_updates_on_the_cpu_bound_to_train_op():
 
 def test_unknown_channel_count_is_an_error():
     x = dp.placeholder(tf.float32, [None, None])
-    with pytest.raises(ValueError, match="needs a known size along axis -1"):
+    with pytest.raises(ValueError, match="known size along axis -1") as info:
         dp.bn(x)
+    assert "Placeholder" in str(info.value) and "Hint:" in str(info.value)
 
 
 @pytest.mark.parametrize(
     "x, axis, fragment",
-    [(1.0, -1, "rank >= 2"), ([1.0, 2.0], -1, "rank >= 2"), ([[1.0, 2.0]], 2, "axis 2 is out")],
+    [
+        (1.0, -1, "x must be a tensor with a batch axis and a channel axis"),
+        ([1.0, 2.0], -1, r"rank >= 2"),
+        ([[1.0, 2.0]], 2, "axis must be from -2 to 1 for x of rank 2, got 2"),
+    ],
 )
 def test_inputs_without_batch_and_channel_axes_are_named(x, axis, fragment):
-    with pytest.raises(ValueError, match=fragment):
+    with pytest.raises(ValueError, match=fragment) as info:
         dp.bn(x, axis=axis)
+    assert isinstance(info.value, dp.Error) and "Hint:" in str(info.value)
+
+
+def test_momentum_outside_zero_to_one_is_named():
+    with pytest.raises(ValueError, match=r"momentum must be in \[0, 1\), got 1.5"):
+        dp.bn(dp.placeholder(tf.float32, [None, 4]), momentum=1.5)

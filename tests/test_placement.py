@@ -151,7 +151,7 @@ def test_round_robin_cycles_variables_and_leaves_other_ops():
 
 
 def test_round_robin_needs_devices():
-    with pytest.raises(ValueError, match="devices is empty"):
+    with pytest.raises(ValueError, match="round_robin: devices must be at least one device"):
         dp.round_robin([])
 
 

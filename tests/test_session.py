@@ -3,6 +3,10 @@
 import gc
 import inspect
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 import time
 
 import numpy as np
@@ -218,3 +222,79 @@ def test_a_pinned_op_runs_on_the_gpu_by_the_run_metadata():
     assert report.actual("y") == "/device:GPU:0"
     assert report.actual("x") == "/device:CPU:0"
     assert report.transfer_count >= 1
+
+
+def run_python(script, env=None):
+    """Run `script` in a fresh Python process (GPU memory options are fixed per process)."""
+    environment = {k: v for k, v in os.environ.items() if k != "TF_FORCE_GPU_ALLOW_GROWTH"}
+    environment.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+MEMORY_WARNINGS = """
+    import warnings
+    import devplace as dp
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dp.Session(allow_growth=True)  # the first session fixes the process's options
+        dp.Session()  # asks for nothing: no warning
+        dp.Session(allow_growth=True)  # agrees: no warning
+        dp.Session(allow_growth=False, gpu_memory_fraction=0.5)
+        dp.Session(allow_growth=False, gpu_memory_fraction=0.5)  # the same again: no warning
+    for w in caught:
+        print(w.category.__name__, w.message)
+"""
+
+
+def test_gpu_memory_options_a_later_session_cannot_get_warn_once_naming_both():
+    lines = run_python(MEMORY_WARNINGS)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("GpuMemoryOptionsWarning this Session asks for ")
+    assert "asks for allow_growth=False, gpu_memory_fraction=0.5" in lines[0]
+    assert "already has allow_growth=True, gpu_memory_fraction=TensorFlow default" in lines[0]
+    assert "Hint:" in lines[0]
+
+
+def test_tf_force_gpu_allow_growth_overrides_allow_growth_and_the_warning_says_so():
+    script = """
+        import warnings
+        import devplace as dp
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dp.Session(allow_growth=False)
+        print(*(w.message for w in caught))
+    """
+    (line,) = run_python(script, {"TF_FORCE_GPU_ALLOW_GROWTH": "true"})
+    assert "asks for allow_growth=False" in line
+    assert "TF_FORCE_GPU_ALLOW_GROWTH=true overrides allow_growth" in line
+
+
+GPU_MEMORY_LIMITS = """
+    import warnings
+    import devplace as dp
+
+    warnings.simplefilter("ignore")
+    for fraction in ({fractions}):
+        sess = dp.Session(gpu_memory_fraction=fraction)
+        print(next(d.memory_limit_bytes for d in sess.list_devices() if d.device_type == "GPU"))
+"""
+
+
+@requires_gpu
+def test_gpu_memory_fraction_acts_and_is_fixed_by_the_first_session():
+    quarter, half_asked_later = map(
+        int, run_python(GPU_MEMORY_LIMITS.format(fractions="0.25, 0.5"))
+    )
+    (half,) = map(int, run_python(GPU_MEMORY_LIMITS.format(fractions="0.5,")))
+    assert half / quarter == pytest.approx(2.0, rel=0.1)  # the option acts ...
+    assert half_asked_later == quarter  # ... but only in the process's first session

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from devplace._tf import tf
+from devplace.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["gradients"]
 
@@ -18,9 +19,12 @@ def _jacobian(y: Any, xs: list[Any], colocate: bool) -> list[Any]:
     """d y[i...] / d x[j...] for every x, shaped `y.shape + x.shape`, one gradient per entry."""
     shape = y.shape
     if not shape.is_fully_defined():
-        raise ValueError(
-            f"gradients: the Jacobian of {y.name} needs a static shape, got {shape}; "
-            "reshape ys to a known size or reduce it to a scalar first"
+        raise ArgumentValueError(
+            "gradients",
+            "ys",
+            y,
+            "a scalar, or a tensor of static shape for a Jacobian",
+            "reshape ys to a known size or reduce it to a scalar first (e.g. dp.reduce_sum)",
         )
     rows = tf.unstack(tf.reshape(y, [-1]))
     per_row = [
@@ -55,12 +59,25 @@ def gradients(ys: Any, xs: Any, colocate: bool = False, **kwargs: Any) -> Any:
     Other keyword arguments go to `tf.gradients`.
     """
     if not isinstance(colocate, bool):
-        raise TypeError(f"gradients: colocate must be true or false, got {colocate!r}")
+        raise ArgumentTypeError(
+            "gradients",
+            "colocate",
+            colocate,
+            "True or False",
+            "colocate=True puts each gradient op on its forward op's device",
+        )
     single = not _is_list(xs)
     xs_list: Sequence[Any] = [xs] if single else list(xs)
     if not _is_list(ys) and tf.convert_to_tensor(ys).shape.rank not in (0, None):
         if kwargs:
-            raise TypeError(f"gradients: {sorted(kwargs)} are not supported for Jacobians")
+            raise ArgumentTypeError(
+                "gradients",
+                "ys",
+                ys,
+                f"a scalar or a list when passing {', '.join(sorted(kwargs))}",
+                "those options are not supported for Jacobians: leave them out, or pass "
+                "a list of tensors to sum over (as tf.gradients does)",
+            )
         result = _jacobian(tf.convert_to_tensor(ys), list(xs_list), colocate)
     else:
         result = tf.gradients(ys, xs_list, colocate_gradients_with_ops=colocate, **kwargs)

@@ -1,4 +1,4 @@
-"""The root of devplace's own errors, and the error for an argument of the wrong type.
+"""The root of devplace's own errors, and the errors for a bad argument to a function.
 
 Every error devplace raises itself derives from `devplace.Error`, so `except dp.Error` catches
 them all. Each also keeps the built-in or TensorFlow type callers already catch
@@ -7,16 +7,14 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 
 from typing import Any
 
-__all__ = ["ArgumentTypeError", "Error"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "Error"]
 
 
 class Error(Exception):
     """Base class of every error devplace raises; the message names the input and a next step."""
 
 
-class ArgumentTypeError(Error, TypeError):
-    """An argument of the wrong type; names the function, the argument, expected and found."""
-
+class _BadArgument(Error):
     def __init__(self, function: str, argument: str, value: Any, expected: str, hint: str):
         self.argument = argument
         self.value = value
@@ -27,3 +25,11 @@ class ArgumentTypeError(Error, TypeError):
             f"{function}: {argument} must be {expected}, got {shown} "
             f"(a {type(value).__name__}). Hint: {hint}"
         )
+
+
+class ArgumentTypeError(_BadArgument, TypeError):
+    """An argument of the wrong type; names the function, the argument, expected and found."""
+
+
+class ArgumentValueError(_BadArgument, ValueError):
+    """An argument of the right type but a wrong value; names function, argument and value."""

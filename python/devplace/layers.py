@@ -11,11 +11,59 @@ from collections.abc import Iterable
 from typing import Any
 
 from devplace._tf import tf
+from devplace.errors import ArgumentValueError
 
 __all__ = ["UPDATE_OPS", "batch_norm", "bn", "with_updates"]
 
 #: The graph collection holding batch-norm moving-average updates (`tf.GraphKeys.UPDATE_OPS`).
 UPDATE_OPS: str = tf.GraphKeys.UPDATE_OPS
+
+
+def _channels(x: Any, axis: int) -> tuple[int, int]:
+    """The channel axis of `x` (non-negative) and its size; errors name what is missing."""
+    rank = x.shape.rank
+    if rank is None or rank < 2:
+        raise ArgumentValueError(
+            "batch_norm",
+            "x",
+            x,
+            "a tensor with a batch axis and a channel axis (known rank >= 2)",
+            "reshape a vector of samples to [batch, 1]",
+        )
+    if not -rank <= axis < rank:
+        raise ArgumentValueError(
+            "batch_norm",
+            "axis",
+            axis,
+            f"from {-rank} to {rank - 1} for x of rank {rank}",
+            "axis=-1 normalises per last-axis channel",
+        )
+    channels = x.shape.as_list()[axis]
+    if channels is None:
+        raise ArgumentValueError(
+            "batch_norm",
+            "x",
+            x,
+            f"a tensor with a known size along axis {axis}",
+            "give the placeholder a static channel count, e.g. shape [None, 4]",
+        )
+    return axis % rank, channels
+
+
+def _register_update(variable: Any, value: Any, decay: Any) -> None:
+    """Add `variable -= (variable - value) * decay` to `UPDATE_OPS`."""
+    short_name = variable.op.name.rsplit("/", 1)[-1]
+    update = tf.assign_sub(variable, (variable - value) * decay, name=f"update_{short_name}")
+    tf.add_to_collection(UPDATE_OPS, update.op)
+
+
+def _statistics(training: Any, batch: tuple[Any, Any], moving: tuple[Any, Any]) -> Any:
+    """Batch statistics in training, moving ones otherwise; `training` may be a bool tensor."""
+    if isinstance(training, bool):
+        return batch if training else moving
+    return tf.cond(
+        training, lambda: batch, lambda: (tf.identity(moving[0]), tf.identity(moving[1]))
+    )
 
 
 def batch_norm(
@@ -36,63 +84,40 @@ def batch_norm(
     moving statistics are used.
     """
     x = tf.convert_to_tensor(x)
-    rank = x.shape.rank
-    if rank is None:
-        raise ValueError(f"batch_norm: {x.name} needs a known rank")
-    if rank < 2:
-        raise ValueError(
-            f"batch_norm: {x.name} has shape {x.shape}; it needs a batch axis and a channel "
-            "axis (rank >= 2). Hint: reshape a vector of samples to [batch, 1]"
-        )
-    if not -rank <= axis < rank:
-        raise ValueError(f"batch_norm: axis {axis} is out of range for {x.name} of rank {rank}")
-    channel_axis = axis % rank
-    channels = x.shape.as_list()[channel_axis]
-    if channels is None:
-        raise ValueError(f"batch_norm: {x.name} needs a known size along axis {axis}")
+    channel_axis, channels = _channels(x, axis)
     if not 0.0 <= momentum < 1.0:
-        raise ValueError(f"batch_norm: momentum must be in [0, 1), got {momentum!r}")
-    reduce_axes = [i for i in range(rank) if i != channel_axis]
+        raise ArgumentValueError(
+            "batch_norm", "momentum", momentum, "in [0, 1)", "momentum=0.99 is the usual choice"
+        )
     dtype = x.dtype.base_dtype
     with tf.variable_scope(name, default_name="batch_norm"):
-        beta = (
-            tf.get_variable("beta", [channels], dtype, tf.zeros_initializer()) if center else None
+
+        def variable(var_name: str, initializer: Any, trainable: bool = True) -> Any:
+            return tf.get_variable(var_name, [channels], dtype, initializer, trainable=trainable)
+
+        beta = variable("beta", tf.zeros_initializer()) if center else None
+        gamma = variable("gamma", tf.ones_initializer()) if scale else None
+        moving = (
+            variable("moving_mean", tf.zeros_initializer(), trainable=False),
+            variable("moving_variance", tf.ones_initializer(), trainable=False),
         )
-        gamma = (
-            tf.get_variable("gamma", [channels], dtype, tf.ones_initializer()) if scale else None
-        )
-        moving_mean = tf.get_variable(
-            "moving_mean", [channels], dtype, tf.zeros_initializer(), trainable=False
-        )
-        moving_variance = tf.get_variable(
-            "moving_variance", [channels], dtype, tf.ones_initializer(), trainable=False
-        )
-        shape = [1] * rank
-        shape[channel_axis] = channels
-        batch_mean, batch_variance = tf.nn.moments(x, reduce_axes)
+        batch = tf.nn.moments(x, [i for i in range(x.shape.rank) if i != channel_axis])
         decay = tf.constant(1.0 - momentum, dtype, name="decay")
-        for variable, value in ((moving_mean, batch_mean), (moving_variance, batch_variance)):
-            short_name = variable.op.name.rsplit("/", 1)[-1]
-            update = tf.assign_sub(
-                variable, (variable - value) * decay, name=f"update_{short_name}"
-            )
-            tf.add_to_collection(UPDATE_OPS, update.op)
-        if isinstance(training, bool):
-            mean, variance = (
-                (batch_mean, batch_variance) if training else (moving_mean, moving_variance)
-            )
-        else:
-            mean, variance = tf.cond(
-                training,
-                lambda: (batch_mean, batch_variance),
-                lambda: (tf.identity(moving_mean), tf.identity(moving_variance)),
-            )
+        for moving_value, batch_value in zip(moving, batch, strict=True):
+            _register_update(moving_value, batch_value, decay)
+        mean, variance = _statistics(training, batch, moving)
+        shape = [1] * x.shape.rank
+        shape[channel_axis] = channels
+
+        def channel_wise(t: Any) -> Any:
+            return None if t is None else tf.reshape(t, shape)
+
         return tf.nn.batch_normalization(
             x,
-            tf.reshape(mean, shape),
-            tf.reshape(variance, shape),
-            None if beta is None else tf.reshape(beta, shape),
-            None if gamma is None else tf.reshape(gamma, shape),
+            channel_wise(mean),
+            channel_wise(variance),
+            channel_wise(beta),
+            channel_wise(gamma),
             epsilon,
         )
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from devplace._tf import tf
 from devplace.devices import MAX_INDEX, DeviceSpecError, canonical_device
-from devplace.errors import ArgumentTypeError
+from devplace.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = [
     "PS_OPS",
@@ -167,12 +167,18 @@ def variables_on_cpu(op: Any) -> str:
     return "/device:CPU:0" if _op_type(op) in PS_OPS else "/device:GPU:0"
 
 
-def _devices(devices: Sequence[str] | str) -> list[str]:
+def _devices(function: str, devices: Sequence[str] | str) -> list[str]:
     if isinstance(devices, str):
         devices = [devices]
     found = [canonical_device(d) for d in devices]
     if not found:
-        raise ValueError("devices is empty: give at least one device, e.g. ['/cpu:0', '/cpu:1']")
+        raise ArgumentValueError(
+            function,
+            "devices",
+            devices,
+            "at least one device",
+            "give a list of devices, e.g. ['/cpu:0', '/cpu:1']",
+        )
     return found
 
 
@@ -181,7 +187,7 @@ def round_robin(devices: Sequence[str], ps_ops: Iterable[str] = PS_OPS) -> Devic
 
     Other ops keep the device of the enclosing scope (`replica_device_setter` semantics).
     """
-    cycle = itertools.cycle(_devices(devices))
+    cycle = itertools.cycle(_devices("round_robin", devices))
     ps_types = frozenset(ps_ops)
 
     def _round_robin(op: Any) -> str:
@@ -208,7 +214,7 @@ def greedy_by_bytes(devices: Sequence[str], ps_ops: Iterable[str] = PS_OPS) -> D
     TF1 contrib's `GreedyLoadBalancingStrategy` with its byte-size load function. Other ops keep
     the enclosing scope's device. The function's `.load` maps device to bytes placed so far.
     """
-    load = dict.fromkeys(_devices(devices), 0)
+    load = dict.fromkeys(_devices("greedy_by_bytes", devices), 0)
     ps_types = frozenset(ps_ops)
 
     def _greedy(op: Any) -> str:

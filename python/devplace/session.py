@@ -12,7 +12,7 @@ from typing import Any
 from devplace._fdcapture import capture_fds
 from devplace._tf import tf
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
-from devplace.errors import Error
+from devplace.errors import ArgumentValueError, Error
 from devplace.gpu_memory import note_session
 from devplace.session_options import (
     SessionOptionTypeError,
@@ -241,7 +241,14 @@ def _record(sess: Session, text: str) -> None:
 def placement_log(sess: Session) -> list[str]:
     """The `op: (Type): device` lines TF logged for `sess` (needs `log_placement=True`)."""
     if not getattr(sess, "_log_placement", False):
-        raise ValueError("placement_log: this session was made without log_placement=True")
+        raise ArgumentValueError(
+            "placement_log",
+            "sess",
+            sess,
+            "a session made with log_placement=True",
+            "make it with dp.Session(log_placement=True, ...), or use dp.placement(sess, "
+            "fetches) for the devices ops ran on",
+        )
     return list(sess.placement_lines)
 
 

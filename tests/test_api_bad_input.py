@@ -1,0 +1,101 @@
+"""Bad input through the Python API: one table, each row a call that must fail clearly.
+
+Every row asserts the error type (a devplace error that is also the built-in type callers
+catch), that the message names the input, and that it says what to do next. Nothing here may
+fail deep inside TensorFlow or be silently taken as something else (a truthy string).
+"""
+
+import math
+
+import pytest
+
+import devplace as dp
+
+tf = dp.tf
+HINT = ("Hint:", "expected e.g.")  # devplace's two ways of saying what a valid input is
+
+
+def session(**options):
+    return lambda: dp.Session(**options)
+
+
+BAD_INPUT = [
+    # Session options: types (a string is not a bool) ...
+    ("soft='no'", session(soft="no"), TypeError, "soft='no'"),
+    ("optimize='false'", session(optimize="false"), TypeError, "optimize='false'"),
+    ("per_session_threads='yes'", session(per_session_threads="yes"), TypeError, "'yes'"),
+    ("log_placement=[]", session(log_placement=[]), TypeError, "log_placement=[]"),
+    ("allow_growth='yes'", session(allow_growth="yes"), TypeError, "allow_growth='yes'"),
+    ("inter=1.5", session(inter=1.5), TypeError, "inter=1.5"),
+    ("cpus=True", session(cpus=True), TypeError, "cpus=True"),
+    ("timeout='soon'", session(timeout="soon"), TypeError, "timeout='soon'"),
+    ("config={}", session(config={"a": 1}), TypeError, "config={'a': 1}"),
+    ("graph=5", session(graph=5), TypeError, "graph=5"),
+    ("cpu=2 (misspelt)", session(cpu=2), TypeError, "did you mean 'cpus'"),
+    # ... ranges ...
+    ("inter=2**40", session(inter=2**40), ValueError, "inter=1099511627776"),
+    ("cpus=2**31", session(cpus=2**31), ValueError, "cpus=2147483648"),
+    ("cpus=-1", session(cpus=-1), ValueError, "cpus=-1"),
+    ("timeout=NaN", session(timeout=math.nan), ValueError, "timeout=nan"),
+    ("timeout=Inf", session(timeout=math.inf), ValueError, "timeout=inf"),
+    ("timeout=0", session(timeout=0), ValueError, "timeout=0"),
+    ("gpu_memory_fraction=1.5", session(gpu_memory_fraction=1.5), ValueError, "=1.5"),
+    # ... and targets, refused at once instead of failing in TF or after a timeout.
+    ("target='grpc://'", session(target="grpc://"), ValueError, "target='grpc://'"),
+    ("target='local'", session(target="local"), ValueError, "target='local'"),
+    ("target='http://...'", session(target="http://h:1"), ValueError, "'http://h:1'"),
+    ("target port 99999", session(target="grpc://127.0.0.1:99999"), ValueError, ":99999"),
+    ("target=5", session(target=5), TypeError, "target=5"),
+    # Device strings and scopes.
+    ("cpu(10**30)", lambda: dp.cpu(10**30), ValueError, f"/cpu:{10**30}"),
+    ("gpu('0')", lambda: dp.gpu("0"), ValueError, "/gpu:0"),
+    ("huge index", lambda: dp.canonical_device("/cpu:" + "9" * 40), ValueError, "9" * 40),
+    ("long job", lambda: dp.canonical_device("/job:" + "a" * 10000), ValueError, "'/job:aaa"),
+    ("' / '", lambda: dp.canonical_device(" / "), ValueError, "' / '"),
+    ("'/'", lambda: dp.canonical_device("/"), ValueError, "'/'"),
+    ("device(3)", lambda: dp.device(3).__enter__(), ValueError, "a int is not a device"),
+    ("gpu:x scope", lambda: dp.device("/gpu:x").__enter__(), ValueError, "'/gpu:x'"),
+    # Device functions.
+    ("by_op_type('MatMul')", lambda: dp.by_op_type("MatMul"), TypeError, "'MatMul'"),
+    ("by_op_type bad device", lambda: dp.by_op_type({"MatMul": "/gpu:x"}), ValueError, "/gpu:x"),
+    ("round_robin([])", lambda: dp.round_robin([]), ValueError, "round_robin: devices"),
+    ("assign_to_device", lambda: dp.assign_to_device("gpu0"), ValueError, "'gpu0'"),
+    # Gradients, layers, logs.
+    (
+        "colocate='yes'",
+        lambda: dp.gradients(dp.constant(1.0), dp.constant(2.0), colocate="yes"),
+        TypeError,
+        "colocate must be True or False, got 'yes'",
+    ),
+    (
+        "bn momentum",
+        lambda: dp.bn(dp.placeholder(tf.float32, [None, 2]), momentum=2.0),
+        ValueError,
+        "momentum must be in [0, 1), got 2.0",
+    ),
+    ("bn on a scalar", lambda: dp.bn(1.0), ValueError, "batch_norm: x must be"),
+    ("placement_log", lambda: dp.placement_log(dp.Session()), ValueError, "log_placement=True"),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "named"), [row[1:] for row in BAD_INPUT], ids=[row[0] for row in BAD_INPUT]
+)
+def test_bad_input_fails_at_once_with_a_message_naming_it_and_a_hint(call, error, named):
+    with pytest.raises(error) as info:
+        call()
+    assert isinstance(info.value, dp.Error)
+    message = str(info.value)
+    assert named in message
+    assert any(hint in message for hint in HINT), message
+    assert len(message) < 1000  # a message, not a dump of the input
+
+
+def test_a_bad_device_function_result_names_the_function_and_the_op():
+    def to_symbol(op):
+        return 3
+
+    with pytest.raises(dp.DeviceSpecError, match=r"to_symbol returned it for op 'c'") as info:
+        with dp.device(to_symbol):
+            dp.constant(1.0, name="c")
+    assert "expected e.g." in str(info.value)
