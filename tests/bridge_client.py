@@ -13,39 +13,19 @@ import sys
 from typing import Any
 
 from devplace.bridge import frames, wire
+from devplace.bridge.requests import CODES
 
-OPCODES = {
-    "getattr": 1,
-    "setattr": 2,
-    "call": 3,
-    "getitem": 4,
-    "setitem": 5,
-    "import": 6,
-    "builtin": 7,
-    "repr": 8,
-    "str": 9,
-    "callmethod": 10,
-    "dir": 11,
-    "stats": 12,
-    "enter": 13,
-    "exit": 14,
-    "echo": 15,
-    "hash": 16,
-    "isequal": 17,
-    "len": 18,
-    "truth": 19,
-    "isinstance": 20,
-    "hasattr": 21,
-    "pid": 22,
-}
+#: Request name -> opcode (python/devplace/bridge/opcodes.tsv, the table both ends read).
+OPCODES = CODES
 
 
 class HostError(Exception):
     """An ERROR frame from the host."""
 
-    def __init__(self, type_: str, message: str, tb: str) -> None:
+    def __init__(self, type_: str, message: str, tb: str, julia_id: int | None = None) -> None:
         super().__init__(f"{type_}: {message}")
         self.type, self.message, self.traceback = type_, message, tb
+        self.julia_id = julia_id
 
 
 class HostProcess:

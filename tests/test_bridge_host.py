@@ -9,7 +9,7 @@ import pytest
 from bridge_client import HostError, HostProcess
 from bridge_vectors import same
 
-from devplace.bridge import frames, wire
+from devplace.bridge import PROTOCOL_VERSION, frames, wire
 from devplace.bridge.wire import Handle, JuliaRef
 
 pytestmark = pytest.mark.timeout(120)
@@ -23,8 +23,8 @@ def host() -> Iterator[HostProcess]:
 
 
 def test_hello_names_protocol_and_pid(host: HostProcess) -> None:
-    assert host.hello["protocol"] == 1
-    assert host.hello["pid"] == host.proc.pid == host.request("pid")
+    assert host.hello["protocol"] == PROTOCOL_VERSION == 2
+    assert host.hello["pid"] == host.proc.pid == host.request("stats")["pid"]
 
 
 def test_values_travel_by_value(host: HostProcess) -> None:
@@ -42,12 +42,34 @@ def test_objects_travel_as_handles_and_are_released(host: HostProcess) -> None:
     assert host.request("stats")["handles"] == base
 
 
-def test_python_errors_carry_type_message_and_traceback(host: HostProcess) -> None:
-    int_ = host.request("builtin", "int")
+def json_error(host: HostProcess) -> HostError:
+    loads = host.request("getattr", host.request("import", "json"), "loads")
     with pytest.raises(HostError) as err:
+        host.request("call", loads, ("{x",), None)
+    return err.value
+
+
+def test_python_errors_carry_type_message_and_the_callers_frames(host: HostProcess) -> None:
+    err = json_error(host)
+    assert err.type == "json.decoder.JSONDecodeError"
+    assert err.message.startswith("Expecting property name")
+    assert err.traceback.startswith("Traceback (most recent call last):")
+    assert "json/decoder.py" in err.traceback
+    assert "devplace/bridge" not in err.traceback  # the bridge's own frames are left out
+    assert err.message not in err.traceback  # shown first by Julia, not again at the end
+    int_ = host.request("builtin", "int")
+    with pytest.raises(HostError) as only_bridge:
         host.request("call", int_, ("twelve",), None)
-    assert err.value.type == "ValueError"
-    assert "twelve" in err.value.message and "Traceback" in err.value.traceback
+    assert only_bridge.value.type == "ValueError" and "twelve" in only_bridge.value.message
+    assert only_bridge.value.traceback == ""  # no frame but the bridge's: no traceback at all
+
+
+def test_devplace_debug_shows_the_bridge_frames() -> None:
+    h = HostProcess(env={"DEVPLACE_DEBUG": "1"})
+    try:
+        assert "devplace/bridge/requests.py" in json_error(h).traceback
+    finally:
+        assert h.close() == 0
 
 
 def test_misused_operations_are_named(host: HostProcess) -> None:
@@ -65,7 +87,7 @@ def test_by_handle_keeps_convertible_results_remote(host: HostProcess) -> None:
     lst = host.request("builtin", "list")
     remote = host.request("call", lst, ([1, 2],), None, by_handle=True)
     assert type(remote) is Handle
-    host.request("callmethod", remote, "append", (3,), None)
+    host.request("call", host.request("getattr", remote, "append"), (3,), None)
     assert host.request("len", remote) == 3
     assert host.request("repr", remote) == "[1, 2, 3]"
 

@@ -14,12 +14,15 @@ export tf, pybuiltin, pyimport, PyObject, PyError, HostError, @pywith, @cpu, @gp
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
+# Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
+# the transport (pipes, host process, request loop), Python objects, then the API.
 include("wire.jl")
-include("fdio.jl")
 include("convert.jl")
+include("requests.jl")
+include("fdio.jl")
 include("gcqueue.jl")
-include("pyobject.jl")
 include("host.jl")
+include("pyobject.jl")
 include("operators.jl")
 include("macros.jl")
 include("api.jl")
@@ -31,6 +34,7 @@ function __init__()
     spin = get(ENV, "DEVPLACE_SPIN_US", "")
     isempty(spin) || (SPIN_NS[] = round(UInt64, 1000 * max(0.0, parse(Float64, spin))))
     atexit(stop_host)
+    prestart_host()
 end
 
 end # module

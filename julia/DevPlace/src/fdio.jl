@@ -87,8 +87,13 @@ const SPIN_NS = Ref{UInt64}(250_000)
 
 poll_now(pfd::Ref{PollFd}) = ccall(:poll, Cint, (Ptr{PollFd}, Culong, Cint), pfd, 1, 0) > 0
 
-"Wait until `fd` is ready for `events`, or throw `HostTimeout` at the deadline."
-function wait_fd(p::FramePipes, fd::Cint, events::Cshort)
+"""
+    wait_fd(p, fd, events, check=nothing)
+
+Wait until `fd` is ready for `events`, or throw `HostTimeout` at the deadline. While blocked,
+`check()` runs at least every `CHECK_MS` milliseconds (it may throw to end the wait).
+"""
+function wait_fd(p::FramePipes, fd::Cint, events::Cshort, check = nothing)
     if SPIN_NS[] > 0
         pfd = Ref(PollFd(fd, events, 0))
         stop = time_ns() + SPIN_NS[]
@@ -99,12 +104,28 @@ function wait_fd(p::FramePipes, fd::Cint, events::Cshort)
     while true
         left = p.deadline - time()
         left > 0 || throw(HostTimeout())
-        ms = Cint(min(ceil(left * 1000), 1000))  # wake at least every second
+        ms = Cint(min(ceil(left * 1000), CHECK_MS))
         pfd = Ref(PollFd(fd, events, 0))
         r = ccall(:poll, Cint, (Ptr{PollFd}, Culong, Cint), pfd, 1, ms)
         r > 0 && return nothing
         r < 0 && Libc.errno() != EINTR && throw(SystemError("poll", Libc.errno()))
+        check === nothing || check()
     end
+end
+
+"A blocked wait wakes this often (milliseconds) to run its check (e.g. for Ctrl-C)."
+const CHECK_MS = 200
+
+"""
+    wait_input(check, p)
+
+Return once the next frame's first byte is buffered or can be read, running `check()` while
+blocked (see `wait_fd`); nothing of a frame has been read when `check` throws.
+"""
+function wait_input(check, p::FramePipes)
+    p.pos <= p.len && return nothing
+    p.rfd >= 0 || throw(EOFError())
+    return wait_fd(p, p.rfd, POLLIN, check)
 end
 
 "Refill the read buffer; throws EOFError when the host closed its end."

@@ -1,28 +1,41 @@
-# The Python host process and the request loop. One host per Julia session, started on first
-# use. Every message waits for its reply while serving whatever else arrives (callbacks into
-# Julia, releases), so callbacks nest to any depth. Every wait is bounded: a host that dies is
-# noticed at once (its pipe closes), one that stops answering is stopped after `timeout()`.
+# The Python host process and the request loop (python/devplace/bridge/host.py is the other
+# end). One host per Julia session, started in the background when DevPlace is loaded. Every
+# message waits for its reply while serving whatever else arrives (callbacks into Julia,
+# releases), so callbacks nest; replies arrive strictly nested. Every wait is bounded: a host
+# that dies is noticed at once (its pipe closes), one that stops answering is stopped after
+# `timeout()`. Ctrl-C interrupts a wait without losing the host (see `interrupted!`).
 # Frames travel on two dedicated pipes (fdio.jl): the host's fd 0 and fd 3; its fd 1 and 2
 # are Julia's stderr, so nothing it prints can land inside a frame.
 
 """
     PyError
 
-A Python exception raised in the host: `type` (qualified name), `message`, `traceback`. If a
-Julia function called from Python threw, `julia_exception` is that exception.
+A Python exception raised in the host: `type` (qualified name), `message`, `traceback` (the
+bridge's own frames left out unless `ENV["DEVPLACE_DEBUG"]` was set when the host started). If
+a Julia function called from Python threw, `julia_exception` is that exception and
+`julia_backtrace` its stack trace; a `PyError` thrown inside such a function comes back as
+itself.
 """
 struct PyError <: Exception
     type::String
     message::String
     traceback::String
     julia_exception::Any
+    julia_backtrace::String
 end
 
-PyError(type::String, message::String, traceback::String) = PyError(type, message, traceback, nothing)
+PyError(type::String, message::String, traceback::String, cause = nothing) =
+    PyError(type, message, traceback, cause, "")
 
 function Base.showerror(io::IO, e::PyError)
-    print(io, "PyError: ", e.type, ": ", e.message)
-    isempty(e.traceback) || print(io, "\n\n", rstrip(e.traceback))
+    if e.julia_exception === nothing
+        print(io, "PyError: ", e.type, ": ", e.message)
+    else
+        print(io, "PyError: a Julia function called from Python threw ")
+        showerror(io, e.julia_exception)
+        isempty(e.julia_backtrace) || print(io, "\nin:\n", rstrip(e.julia_backtrace))
+    end
+    isempty(e.traceback) || print(io, "\n\nPython ", rstrip(e.traceback))
 end
 
 """
@@ -40,14 +53,19 @@ mutable struct Host
     proc::Base.Process
     pipes::FramePipes
     gen::Int
-    pid::Int
+    pid::Int                     # 0 until the host said HELLO
     seq::UInt32
     alive::Bool
     timed_out::Bool
     waiting_for::String
-    functions::Dict{UInt64,Any}
+    functions::Dict{UInt64,Any}  # Julia functions Python holds, by id
     next_function::UInt64
-    callback_error::Any
+    errors::Dict{UInt64,Any}     # (exception, backtrace text) thrown in callbacks, by id
+    next_error::UInt64
+    depth::Int                   # requests waiting for their reply (nested through callbacks)
+    abandoned::Set{UInt32}       # interrupted requests whose replies are dropped on arrival
+    interrupted::Bool            # Ctrl-C inside a callback: the outermost request throws it
+    sigint_sent::Bool            # the host was told about this Ctrl-C already
 end
 
 const HOST = Ref{Union{Nothing,Host}}(nothing)
@@ -58,7 +76,11 @@ const START_TIMEOUT = Ref(120.0)
 const REPO_ROOT = normpath(joinpath(@__DIR__, "..", "..", ".."))
 const HINT_PYTHON = string(
     "Hint: set ENV[\"DEVPLACE_PYTHON\"] to a Python interpreter with devplace installed ",
-    "(`pip install -e python` in the devplace repository), or create the project's .venv.")
+    "(`pip install -e .` or `make setup` in the devplace repository), or create the ",
+    "project's .venv.")
+# Julia exceptions from callbacks kept for Python's answer; more than this many means Python
+# swallowed some, and the oldest are forgotten.
+const MAX_KEPT_ERRORS = 64
 
 """
     set_timeout(seconds)
@@ -98,7 +120,7 @@ function python_command()
         old = get(env, "PYTHONPATH", "")
         env["PYTHONPATH"] = isempty(old) ? pydir : string(pydir, ":", old)
     end
-    return setenv(`$py -m devplace.bridge --write-fd 3`, env)
+    return setenv(`$py -m devplace.bridge --write-fd 3 --parent-pid $(getpid())`, env)
 end
 
 # Frames to the host go to its stdin, replies come on its fd 3, its stdout and stderr are
@@ -114,7 +136,8 @@ function spawn_with_fd3(cmd::Cmd, fd0::RawFD, fd3::RawFD)
     return run(cmd, stdios...; wait = false)
 end
 
-function start_host()
+"Start a host process; it is ready once `await_hello` returns."
+function spawn_host()
     cmd = python_command()
     child_in, to_host = os_pipe()
     from_host, child_out = os_pipe()
@@ -129,27 +152,58 @@ function start_host()
     close_fd(child_out)
     GENERATION[] += 1
     h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, UInt32(0), true, false,
-             "start-up", Dict{UInt64,Any}(), UInt64(0), nothing)
+             "start-up", Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0,
+             Set{UInt32}(), false, false)
+    HOST[] = h
+    return h
+end
+
+"""
+    prestart_host()
+
+Start the host in the background (`using DevPlace` does, unless `ENV["DEVPLACE_PRESTART"]` is
+"0"), so that the first call only waits for what is left of its start-up. Never throws: a host
+that cannot start is reported by the first call.
+"""
+function prestart_host()
+    get(ENV, "DEVPLACE_PRESTART", "1") == "0" && return nothing
+    try
+        lock(() -> HOST[] === nothing && spawn_host(), HOST_LOCK)
+    catch err
+        err isa HostError || rethrow()
+    end
+    return nothing
+end
+
+function await_hello(h::Host)
     h.pipes.deadline = time() + START_TIMEOUT[]
     kind, _, body = try
+        wait_input(h.pipes) do
+            try
+                Base.reenable_sigint(() -> nothing)  # Ctrl-C while starting: stop the start
+            catch err
+                err isa InterruptException && host_lost!(h)
+                rethrow()
+            end
+        end
         read_frame(h.pipes)
     catch err
-        err isa InterruptException && (host_lost!(h); rethrow())
+        err isa InterruptException && rethrow()
         h.timed_out = err isa HostTimeout
         throw(host_failure(h, "starting; it exited before it was ready. " * HINT_PYTHON))
+    finally
+        h.pipes.deadline = Inf
     end
-    h.pipes.deadline = Inf
     hello = kind == HELLO ? decode_value(body) : nothing
     if !(hello isa Dict) || get(hello, "protocol", nothing) != PROTOCOL_VERSION
         host_lost!(h)
-        throw(HostError(string("the Python host `", cmd.exec[1], "` spoke protocol ",
+        throw(HostError(string("the Python host `", h.proc.cmd.exec[1], "` spoke protocol ",
                                hello isa Dict ? get(hello, "protocol", "?") : "?",
                                ", this DevPlace.jl speaks ", PROTOCOL_VERSION,
                                ". Hint: use the devplace Python package from the same checkout.")))
     end
     h.pid = hello["pid"]
     take_releases(h.gen)
-    HOST[] = h
     return h
 end
 
@@ -160,10 +214,13 @@ The running host, started if there is none (or the last one died).
 """
 function host()
     h = HOST[]
-    (h !== nothing && h.alive) && return h
-    lock(HOST_LOCK) do
-        h = HOST[]
-        (h !== nothing && h.alive) ? h : start_host()
+    (h !== nothing && h.alive && h.pid != 0) && return h
+    disable_sigint() do
+        lock(HOST_LOCK) do
+            h = HOST[]
+            (h === nothing || !h.alive) && (h = spawn_host())
+            h.pid == 0 ? await_hello(h) : h
+        end
     end
 end
 
@@ -179,6 +236,7 @@ function host_lost!(h::Host)
         timedwait(() -> process_exited(h.proc), 1.0; pollint = 0.01)
     end
     empty!(h.functions)
+    empty!(h.errors)
     return nothing
 end
 
@@ -209,7 +267,6 @@ function with_deadline(io, h::Host, doing::AbstractString)
     try
         return io()
     catch err
-        err isa InterruptException && (host_lost!(h); rethrow())
         lost_host(err) || rethrow()
         h.timed_out = err isa HostTimeout
         throw(host_failure(h, doing * h.waiting_for))
@@ -217,8 +274,6 @@ function with_deadline(io, h::Host, doing::AbstractString)
         h.pipes.deadline = Inf
     end
 end
-
-next_frame(h::Host) = with_deadline(() -> read_frame(h.pipes), h, "serving ")
 
 function send(h::Host, kind::UInt8, seq::UInt32, parts::Vector{Any})
     with_deadline(h, "receiving ") do
@@ -240,50 +295,44 @@ function lookup_function(h::Host, id::UInt64, name::String)
     return f
 end
 
-make_handle(h::Host, id::UInt64) = PyObject(id, h.gen)
-
-const OP_NAMES = Dict(OP_GETATTR => "getattr", OP_SETATTR => "setattr", OP_CALL => "call",
-                      OP_GETITEM => "getitem", OP_SETITEM => "setitem", OP_IMPORT => "import",
-                      OP_BUILTIN => "builtin", OP_REPR => "repr", OP_STR => "str",
-                      OP_CALLMETHOD => "callmethod", OP_DIR => "dir", OP_STATS => "stats",
-                      OP_ENTER => "enter", OP_EXIT => "exit", OP_ECHO => "echo",
-                      OP_HASH => "hash", OP_ISEQUAL => "isequal", OP_LEN => "len",
-                      OP_TRUTH => "truth", OP_ISINSTANCE => "isinstance",
-                      OP_HASATTR => "hasattr", OP_PID => "pid")
-
 """
-    request(op, args::Tuple)
+    roundtrip(op, args::Tuple)
 
 Send one request to the host (starting it if needed) and return the decoded reply, serving
-callbacks meanwhile. Python exceptions are thrown as `PyError`.
+callbacks meanwhile. Python exceptions are thrown as `PyError`. Ctrl-C is only taken while
+waiting for a frame, where the stream is whole: see `interrupted!`.
 """
-function request(op::UInt8, args::Tuple)
-    lock(HOST_LOCK)
-    try
-        h = host()
-        enc = Encoder()
-        write(enc.buf, op)
-        first_new = h.next_function + 1
+function roundtrip(op::UInt8, args::Tuple)
+    disable_sigint() do
+        lock(HOST_LOCK)
         try
-            encode!(enc, h, args)
-        catch
-            for id in first_new:h.next_function
-                delete!(h.functions, id)
+            h = host()
+            enc = Encoder()
+            write(enc.buf, op)
+            first_new = h.next_function + 1
+            try
+                encode!(enc, h, args)
+            catch
+                for id in first_new:h.next_function
+                    delete!(h.functions, id)
+                end
+                rethrow()
             end
-            rethrow()
-        end
-        h.seq += UInt32(1)
-        seq = h.seq
-        outer = h.waiting_for
-        h.waiting_for = string("a `", get(OP_NAMES, op & ~BY_HANDLE, "?"), "` request")
-        try
-            send(h, REQUEST, seq, message_parts(enc))
-            return wait_reply(h, seq)
+            h.seq += UInt32(1)
+            seq = h.seq
+            outer = h.waiting_for
+            h.waiting_for = string("a `", op_name(op), "` request")
+            h.depth += 1
+            try
+                send(h, REQUEST, seq, message_parts(enc))
+                return wait_reply(h, seq)
+            finally
+                h.depth -= 1
+                h.waiting_for = outer
+            end
         finally
-            h.waiting_for = outer
+            unlock(HOST_LOCK)
         end
-    finally
-        unlock(HOST_LOCK)
     end
 end
 
@@ -293,25 +342,40 @@ function protocol_failure(h::Host, msg::AbstractString)
                            ". The host was stopped; the next call starts a fresh one.")))
 end
 
+function decode_body(h::Host, body::Vector{UInt8})
+    try
+        return decode_value(body, h)
+    catch err
+        err isa WireError || rethrow()
+        protocol_failure(h, err.msg)
+    end
+end
+
 function wait_reply(h::Host, seq::UInt32)
     while true
-        kind, rseq, body = next_frame(h)
+        with_deadline(h, "serving ") do
+            wait_input(() -> interruption_point(h, seq), h.pipes)
+        end
+        kind, rseq, body = with_deadline(() -> read_frame(h.pipes), h, "serving ")
         if kind == REPLY || kind == ERROR
-            rseq == seq || protocol_failure(h, "reply to $rseq while waiting for $seq")
-            value = try
-                decode_value(body, h)
-            catch err
-                err isa WireError || rethrow()
-                protocol_failure(h, err.msg)
+            if rseq != seq && pop!(h.abandoned, rseq, nothing) !== nothing
+                value = decode_body(h, body)  # the answer nobody waits for any more
+                kind == ERROR && python_error(h, value)  # forgets its Julia exception
+                continue
             end
+            rseq == seq || protocol_failure(h, "reply to $rseq while waiting for $seq")
+            value = decode_body(h, body)
+            if h.interrupted && h.depth == 1
+                h.interrupted = h.sigint_sent = false
+                throw(InterruptException())
+            end
+            h.depth == 1 && (h.sigint_sent = false)
             kind == REPLY && return value
-            cause = endswith(value[1], "JuliaError") ? h.callback_error : nothing
-            h.callback_error = nothing
-            throw(PyError(value[1], value[2], value[3], cause))
+            throw(python_error(h, value))
         elseif kind == CALLBACK
             serve_callback(h, rseq, body)
         elseif kind == RELEASE
-            for id in decode_value(body, h)
+            for id in decode_body(h, body)
                 delete!(h.functions, UInt64(id))
             end
         else
@@ -320,27 +384,95 @@ function wait_reply(h::Host, seq::UInt32)
     end
 end
 
+"""
+    interruption_point(h, seq)
+
+Called while no frame is half read. A pending Ctrl-C is passed on to the host as one SIGINT,
+which stops the Python code of the running request, if it can be stopped (TensorFlow finishes a
+running op first). The outermost request then throws `InterruptException` at once and its
+answer, when it comes, is dropped: the host, the graph and every object stay. A request made
+inside a callback goes on waiting, and the outermost request throws once everything inside
+has answered.
+"""
+function interruption_point(h::Host, seq::UInt32)
+    try
+        Base.reenable_sigint(() -> nothing)
+    catch err
+        err isa InterruptException || rethrow()
+        if !h.sigint_sent
+            h.sigint_sent = true
+            kill(h.proc, Base.SIGINT)
+        end
+        h.depth == 1 || return (h.interrupted = true; nothing)
+        push!(h.abandoned, seq)
+        h.interrupted = h.sigint_sent = false
+        rethrow()
+    end
+end
+
+"The exception for an ERROR `(type, message, traceback[, julia_id])` from the host."
+function python_error(h::Host, value)
+    type, message, traceback = value[1]::String, value[2]::String, value[3]::String
+    id = length(value) >= 4 ? value[4] : nothing
+    kept = id isa Integer ? pop!(h.errors, UInt64(id), nothing) : nothing
+    kept === nothing && return PyError(type, message, traceback)
+    err, bt = kept
+    # A Python error that went through a Julia function, or a Ctrl-C, is itself once more.
+    (err isa PyError || err isa InterruptException) && return err
+    return PyError(type, message, traceback, err, bt)
+end
+
+"Keep `err`, thrown by a Julia function Python called, for Python's answer; its ERROR payload."
+function callback_error!(h::Host, err, bt)
+    err isa InterruptException && (h.interrupted = true)
+    h.next_error += 1
+    # A PyError passing through keeps its own traceback; only a Julia error needs its frames.
+    h.errors[h.next_error] = (err, err isa PyError ? "" : user_backtrace(bt))
+    length(h.errors) > MAX_KEPT_ERRORS && delete!(h.errors, minimum(keys(h.errors)))
+    message = err isa PyError ? string(err.type, ": ", err.message) : sprint(showerror, err)
+    return (string(typeof(err)), message, h.errors[h.next_error][2], Int(h.next_error))
+end
+
+const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("wire.jl", "convert.jl", "requests.jl",
+    "fdio.jl", "gcqueue.jl", "host.jl", "pyobject.jl"))
+
+"""
+    user_backtrace(bt) -> String
+
+The frames of `bt` (a callback's backtrace) up to the bridge's `serve_callback`, the bridge's
+own left out unless DEVPLACE_DEBUG is set. Looked up frame by frame from the top: a deeply
+nested callback must not pay for the whole stack.
+"""
+function user_backtrace(bt)
+    debug = !(get(ENV, "DEVPLACE_DEBUG", "") in ("", "0"))
+    lines = String[]
+    for ptr in bt, f in StackTraces.lookup(ptr)
+        f.func === :serve_callback && break
+        (debug || !(string(f.file) in BRIDGE_FILES || f.func === :reenable_sigint)) &&
+            push!(lines, string(" [", length(lines) + 1, "] ", f))
+    end
+    return join(lines, "\n")
+end
+
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
     kind, payload = try
         fid, args, kwargs = decode_value(body, h)
         f = lookup_function(h, UInt64(fid), "")
         kw = kwargs === nothing ? () : [Symbol(k) => v for (k, v) in kwargs]
-        (REPLY, f(args...; kw...))
+        (REPLY, Base.reenable_sigint(() -> f(args...; kw...)))
     catch err
-        (err isa HostError || err isa InterruptException) && rethrow()
-        bt = catch_backtrace()
-        h.callback_error = err
-        (ERROR, (string(typeof(err)), sprint(showerror, err), sprint(Base.show_backtrace, bt)))
+        err isa HostError && rethrow()  # the host is gone: there is nobody to answer
+        (ERROR, callback_error!(h, err, catch_backtrace()))
     end
     enc = Encoder()
     try
         encode!(enc, h, payload)
     catch err
-        h.callback_error = err
         enc = Encoder()
         kind = ERROR
-        encode!(enc, h, (string(typeof(err)), string("the Julia function returned a value ",
-                         "Python cannot receive: ", sprint(showerror, err)), ""))
+        err = ArgumentError(string("the Julia function returned a value Python cannot receive: ",
+                                   sprint(showerror, err)))
+        encode!(enc, h, callback_error!(h, err, backtrace()))
     end
     send(h, kind, seq, message_parts(enc))
 end
@@ -370,4 +502,4 @@ host_pid() = host().pid
 The host's bookkeeping: `"handles"` (Python objects held for Julia), `"julia_functions"`
 (live Python proxies of Julia functions), `"pid"`.
 """
-host_stats() = request(OP_STATS, ())
+host_stats() = roundtrip(OP_STATS, ())

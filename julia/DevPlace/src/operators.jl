@@ -2,9 +2,6 @@
 # Julia's meaning: `*` of matrices is a matrix product, `.*` is elementwise, indices start at 1
 # and ranges include their end. The rules live in python/devplace/bridge/julia_semantics.py.
 
-const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.julia_semantics",)))
-const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
-const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))
 
 "A module attribute resolved once per host and cached."
 attribute(m::PyObject, name::String) = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (m, name)))

@@ -59,21 +59,53 @@ end
 """
     pyid(o, gen) -> UInt64
 
-The handle id of `o` in the host of generation `gen`, resolving lazy objects.
+The handle id of `o` in the host of generation `gen` (a lazy object must have been resolved for
+it by `resolve_lazy`).
 """
 function pyid(o::PyObject, gen::Int)
     lz = getfield(o, :lazy)
-    if lz === nothing
-        getfield(o, :gen) == gen || throw(StaleObjectError(getfield(o, :gen)))
-        return getfield(o, :id)
+    if lz !== nothing
+        o = lz.cache
+        o === nothing && error("DevPlace: a lazy PyObject reached the encoder unresolved")
     end
-    c = lz.cache
-    if c === nothing || getfield(c, :gen) != gen
-        c = lz.make()::PyObject
-        lz.cache = c
-    end
-    return getfield(c, :id)
+    getfield(o, :gen) == gen || throw(StaleObjectError(getfield(o, :gen)))
+    return getfield(o, :id)
 end
+
+"""
+    resolve_lazy(x)
+
+Find the lazy PyObjects in `x` (and in the tuples, vectors and dicts inside it) in the running
+host, so that encoding `x` never has to send a request of its own.
+"""
+function resolve_lazy(o::PyObject)
+    lz = getfield(o, :lazy)
+    lz === nothing && return nothing
+    c = lz.cache
+    if c === nothing || !in_live_host(c)
+        lz.cache = lz.make()::PyObject
+    end
+    return nothing
+end
+resolve_lazy(x::Union{Tuple,NamedTuple}) = foreach(resolve_lazy, x)
+resolve_lazy(x::AbstractArray) = eltype(x) <: Number || foreach(resolve_lazy, x)
+resolve_lazy(x::AbstractDict) = foreach(resolve_lazy, pairs(x))
+resolve_lazy(x::Pair) = (resolve_lazy(x.first); resolve_lazy(x.second))
+resolve_lazy(x::PyDict) = resolve_lazy(x.pairs)
+resolve_lazy(x) = nothing
+
+"""
+    request(op, args::Tuple)
+
+Send request `op` (an `OP_...` code, `| BY_HANDLE` for a handle) with `args` to the host and
+return the answer (`roundtrip`), lazy objects among the arguments resolved first.
+"""
+function request(op::UInt8, args::Tuple)
+    resolve_lazy(args)
+    return roundtrip(op, args)
+end
+
+make_handle(h::Host, id::UInt64) = PyObject(id, h.gen)
 
 "Does `o` live in the running host? (lazily resolved objects always do)"
 function in_live_host(o::PyObject)
@@ -225,3 +257,8 @@ end
 pylist(o::PyObject) = collect(Any, request(OP_CALL, (PY_LIST, (o,)))::Vector)
 
 const PY_LIST = lazy_pyobject(() -> request(OP_BUILTIN | BY_HANDLE, ("list",)))
+
+# The modules every call uses, found again in each new host.
+const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.julia_semantics",)))
+const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
+const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))

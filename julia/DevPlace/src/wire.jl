@@ -1,5 +1,7 @@
 # The wire format shared with python/devplace/bridge (docs/protocol.md): frame kinds, value
-# tags, dtype codes, and reading/writing whole frames. What values mean is in convert.jl.
+# tags, dtype codes, and reading/writing whole frames. What values mean is in convert.jl; the
+# context a value is encoded and decoded in (the host, or `nothing` for bare bytes) answers the
+# three functions declared at the end of this file.
 
 # Frame kinds.
 const REQUEST = 0x01
@@ -26,32 +28,7 @@ const TAG_HANDLE = 0x0c
 const TAG_JLFUNC = 0x0d
 const TAG_DTYPE = 0x0e
 
-# Request opcodes (python/devplace/bridge/requests.py); `| BY_HANDLE` returns a handle.
-const OP_GETATTR = 0x01
-const OP_SETATTR = 0x02
-const OP_CALL = 0x03
-const OP_GETITEM = 0x04
-const OP_SETITEM = 0x05
-const OP_IMPORT = 0x06
-const OP_BUILTIN = 0x07
-const OP_REPR = 0x08
-const OP_STR = 0x09
-const OP_CALLMETHOD = 0x0a
-const OP_DIR = 0x0b
-const OP_STATS = 0x0c
-const OP_ENTER = 0x0d
-const OP_EXIT = 0x0e
-const OP_ECHO = 0x0f
-const OP_HASH = 0x10
-const OP_ISEQUAL = 0x11
-const OP_LEN = 0x12
-const OP_TRUTH = 0x13
-const OP_ISINSTANCE = 0x14
-const OP_HASATTR = 0x15
-const OP_PID = 0x16
-const BY_HANDLE = 0x80
-
-const PROTOCOL_VERSION = 1
+const PROTOCOL_VERSION = 2
 const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
 const MAX_FRAME = typemax(UInt32)
 
@@ -151,3 +128,27 @@ function read_frame(io::IO)
     length(body) == Int(n) - HEADER_BYTES || throw(EOFError())
     return kind, seq, body
 end
+
+# The codec's context (convert.jl calls these; the `nothing` methods live there, the host's in
+# host.jl and pyobject.jl).
+
+"""
+    register_function!(ctx, f) -> UInt64
+
+Enter Julia function `f` in `ctx`'s table of functions Python may call; its id.
+"""
+function register_function! end
+
+"""
+    lookup_function(ctx, id, name)
+
+The Julia function entered under `id` (`name` is what Python calls it).
+"""
+function lookup_function end
+
+"""
+    make_handle(ctx, id)
+
+The Julia object for Python handle `id`.
+"""
+function make_handle end

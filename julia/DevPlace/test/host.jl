@@ -9,8 +9,18 @@
     @test err isa PyError
     @test err.type == "ValueError"
     @test occursin("twelve", err.message)
-    @test occursin("Traceback", err.traceback)
-    @test occursin("ValueError", sprint(showerror, err))
+    @test startswith(sprint(showerror, err), "PyError: ValueError: invalid literal")
+    # the message first, then the frames outside the bridge (here: json's own), each once
+    err = try
+        pyimport("json").loads("{x")
+    catch e
+        e
+    end
+    shown = sprint(showerror, err)
+    @test startswith(shown, "PyError: json.decoder.JSONDecodeError: Expecting property name")
+    @test occursin("Python Traceback (most recent call last):", shown)
+    @test occursin("json/decoder.py", shown) && !occursin("devplace/bridge", shown)
+    @test count("Expecting property name", shown) == 1
     @test_throws PyError pybuiltin("no_such_builtin")
     @test_throws PyError tf.no_such_attribute
 end

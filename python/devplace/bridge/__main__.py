@@ -9,9 +9,12 @@ inside a frame, and no subprocess inherits a frame pipe.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import signal
 import sys
+import threading
+import time
 
 
 def _claim_frame_fds(write_fd: int) -> tuple[int, int]:
@@ -28,6 +31,32 @@ def _claim_frame_fds(write_fd: int) -> tuple[int, int]:
     return rfd, wfd
 
 
+_PR_SET_PDEATHSIG = 1
+#: Seconds between the watchdog's checks that the parent process still lives.
+_WATCH_INTERVAL = 0.2
+
+
+def _die_with_parent(parent: int) -> None:
+    """Exit at once when `parent` (the Julia process) dies, whatever the host is doing.
+
+    On Linux the kernel kills the host when its parent exits (PR_SET_PDEATHSIG); a watchdog
+    thread checks the parent too (other systems, or a parent that died before prctl).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still works
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCH_INTERVAL)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="devplace-parent-watchdog", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the host until Julia closes the pipe; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m devplace.bridge", description=__doc__)
@@ -40,13 +69,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-fd", type=int, default=1, help="fd for frames to Julia (default 1, stdout)"
     )
+    parser.add_argument(
+        "--parent-pid",
+        type=int,
+        default=os.getppid(),
+        help="exit when this process dies (default: the parent process)",
+    )
     args = parser.parse_args(argv)
+    _die_with_parent(args.parent_pid)
     rfd, wfd = _claim_frame_fds(args.write_fd)
-    # Ctrl-C in the Julia REPL reaches the whole process group; Julia decides what to do.
+    # Ctrl-C at a terminal must not reach the host directly: its own process group keeps it
+    # out, and Julia forwards one SIGINT per interrupted call, which stops only that call's code.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getpid() != os.getpgrp():
+        os.setpgid(0, 0)
     from devplace.bridge.host import Host
 
-    return Host(rfd, wfd, max_frame=args.max_frame).serve_forever()
+    host = Host(rfd, wfd, max_frame=args.max_frame)
+    signal.signal(signal.SIGINT, host.interrupt)
+    return host.serve_forever()
 
 
 if __name__ == "__main__":

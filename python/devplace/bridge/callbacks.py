@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from devplace.errors import Error
 
-__all__ = ["JuliaError", "JuliaFunction"]
+__all__ = ["CallbackDepthError", "JuliaError", "JuliaFunction"]
 
 
 class _Caller(Protocol):
@@ -18,13 +18,24 @@ class _Caller(Protocol):
 
 
 class JuliaError(Error):
-    """A Julia exception thrown inside a Julia callable (or a `@pywith` body)."""
+    """A Julia exception thrown inside a Julia callable (or a `@pywith` body).
 
-    def __init__(self, julia_type: str, message: str, traceback: str = "") -> None:
+    `julia_id` numbers the exception on the Julia side, so that Julia can throw the original
+    exception again when this error comes back to it (it is shown once, not wrapped per level).
+    """
+
+    def __init__(
+        self, julia_type: str, message: str, traceback: str = "", julia_id: int | None = None
+    ) -> None:
         super().__init__(f"{julia_type}: {message}")
         self.julia_type = julia_type
         self.message = message
         self.julia_traceback = traceback
+        self.julia_id = julia_id
+
+
+class CallbackDepthError(Error, RecursionError):
+    """Callbacks into Julia nested deeper than Python's recursion limit leaves room for."""
 
 
 class JuliaFunction:

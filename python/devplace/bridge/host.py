@@ -11,16 +11,67 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from devplace.bridge import frames, wire
-from devplace.bridge.callbacks import JuliaError, JuliaFunction
+from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
 from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
 
-__all__ = ["PROTOCOL_VERSION", "Host", "ProtocolError", "StreamClosed"]
+__all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+
+#: Python frames a callback into Julia leaves free below the recursion limit: every level below
+#: must still be able to catch an error, format it and send it back, or Julia's replies would
+#: be abandoned mid-wait (the cause of "reply to N while waiting for M").
+STACK_HEADROOM = 120
+
+_BRIDGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _debug() -> bool:
+    return os.environ.get("DEVPLACE_DEBUG", "") not in ("", "0")
+
+
+def _descend(n: int) -> int:
+    return n and _descend(n - 1)
+
+
+def _headroom_left(n: int) -> bool:
+    """Can `n` more nested calls be made before the recursion limit? (C-level calls count
+    towards the limit too, so counting frames is not enough: this tries.)"""
+    try:
+        _descend(n)
+    except RecursionError:
+        return False
+    return True
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of `exc` without the bridge's own frames (all of them with DEVPLACE_DEBUG)
+    and without the final "Type: message" line, which Julia shows first."""
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    if not _debug():
+        seen: set[int] = set()
+        stack: list[traceback.TracebackException | None] = [te]
+        while stack:
+            t = stack.pop()
+            if t is None or id(t) in seen:
+                continue
+            seen.add(id(t))
+            kept = [f for f in t.stack if not f.filename.startswith(_BRIDGE_DIR)]
+            t.stack = traceback.StackSummary.from_list(kept)
+            stack += [t.__cause__, t.__context__]
+    lines = list(te.format())
+    tail = list(te.format_exception_only())
+    if lines[-len(tail) :] == tail:
+        lines = lines[: -len(tail)]
+    if lines == ["Traceback (most recent call last):\n"]:
+        return ""
+    return "".join(lines)
 
 
 class ProtocolError(Exception):
@@ -52,6 +103,8 @@ class Host:
         self._dropped: list[int] = []
         self._seq = 0
         self._thread = threading.get_ident()
+        self._depth = 0  # callbacks into Julia now waiting for their reply
+        self.interruptible = False  # True while a request's own code runs (not the bridge's)
 
     # --- the codec's context --------------------------------------------------------------
     def to_handle(self, obj: Any) -> int:
@@ -82,6 +135,7 @@ class Host:
         self.writer.write(kind, seq, body)
 
     def _send_value(self, kind: int, seq: int, value: Any) -> None:
+        """Send a REPLY (or HELLO); a value that cannot be encoded becomes an ERROR instead."""
         enc = wire.Encoder(self)
         try:
             wire.encode(value, enc)
@@ -91,9 +145,14 @@ class Host:
         self._send(kind, seq, enc.buffers())
 
     def _send_error(self, seq: int, exc: BaseException) -> None:
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        """ERROR `(type, message, traceback, julia_id)`: `julia_id` numbers the Julia exception
+        a `JuliaError` carries (else None), so Julia can throw that exception again."""
         message = str(exc) if not isinstance(exc, KeyError) else str(exc).strip("'\"")
-        self._send(frames.ERROR, seq, [wire.encode_bytes((_type_name(exc), message, tb))])
+        if isinstance(exc, KeyboardInterrupt):
+            message = "interrupted (Ctrl-C)"
+        julia_id = exc.julia_id if isinstance(exc, JuliaError) else None
+        payload = (_type_name(exc), message, _user_traceback(exc), julia_id)
+        self._send(frames.ERROR, seq, [wire.encode_bytes(payload)])
 
     # --- receiving --------------------------------------------------------------------------
     def _next(self) -> tuple[int, int, memoryview]:
@@ -134,7 +193,7 @@ class Host:
             args = wire.decode(body[1:], self)
             if type(args) is not tuple:
                 raise ProtocolError(f"{name}: arguments must be a tuple, got {type(args).__name__}")
-            result = self._stats() if fn is None else fn(*args)
+            result = self._stats() if fn is None else self._run(fn, args)
             if op & BY_HANDLE:
                 result = ByHandle(result)
         except StreamClosed:
@@ -146,6 +205,19 @@ class Host:
             self._send_error(seq, exc)
             return
         self._send_value(frames.REPLY, seq, result)
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """Run a request's operation; Ctrl-C forwarded by Julia may interrupt it (only it)."""
+        outer, self.interruptible = self.interruptible, True
+        try:
+            return fn(*args)
+        finally:
+            self.interruptible = outer
+
+    def interrupt(self, signum: int, frame: FrameType | None) -> None:
+        """SIGINT handler: interrupt the running request, never the bridge's own IO."""
+        if self.interruptible:
+            raise KeyboardInterrupt
 
     def serve_forever(self) -> int:
         """Serve until Julia closes the stream; the exit code (0 clean, 2 broken stream)."""
@@ -161,20 +233,48 @@ class Host:
 
     # --- callbacks into Julia -----------------------------------------------------------------
     def call_julia(self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Call a Julia function and wait for its result, serving nested requests meanwhile."""
+        """Call a Julia function and wait for its result, serving nested requests meanwhile.
+
+        Once the CALLBACK is sent nothing but its REPLY or ERROR (or the end of the stream)
+        ends the wait: `_serve` answers every nested request itself, and a callback that would
+        leave less than `STACK_HEADROOM` frames for that is refused before it is sent.
+        """
         if threading.get_ident() != self._thread:
             raise RuntimeError(
                 f"Julia function {fn.name} was called from a Python thread other than the "
                 "host's main thread; Julia callbacks only work on the main thread"
             )
+        if not _headroom_left(STACK_HEADROOM):
+            limit = sys.getrecursionlimit()
+            raise CallbackDepthError(
+                f"Julia function {fn.name}: callbacks between Julia and Python are nested "
+                f"{self._depth} deep, as deep as Python's recursion limit ({limit} frames) "
+                "allows. Hint: recurse in Julia or in Python instead of through the bridge, or "
+                "raise the limit in the host (sys.setrecursionlimit)"
+            )
         self._seq = (self._seq + 1) & 0xFFFFFFFF
         seq = self._seq
-        self._send_value(frames.CALLBACK, seq, (fn.id, args, kwargs))
+        outer, self.interruptible = self.interruptible, False
+        self._depth += 1
+        try:
+            return self._await_reply(fn, seq, args, kwargs)
+        finally:
+            self._depth -= 1
+            self.interruptible = outer
+
+    def _await_reply(
+        self, fn: JuliaFunction, seq: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        enc = wire.Encoder(self)
+        wire.encode((fn.id, args, kwargs), enc)  # fails here, in Python, before anything is sent
+        self._send(frames.CALLBACK, seq, enc.buffers())
         while True:
             kind, rseq, body = self._next()
             if kind in (frames.REPLY, frames.ERROR):
-                if rseq != seq:
-                    raise ProtocolError(f"reply for callback {rseq} while waiting for {seq}")
+                if rseq != seq:  # the peer lost count: nothing after this can be trusted
+                    raise StreamClosed(
+                        f"devplace bridge: reply to callback {rseq} while waiting for {seq}", 2
+                    )
                 value = wire.decode(body, self)
                 if kind == frames.REPLY:
                     return value

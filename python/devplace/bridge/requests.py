@@ -1,20 +1,21 @@
 """What Julia can ask the host to do: one function per opcode (docs/protocol.md, "Requests").
 
-Each operation takes the decoded argument tuple and returns a Python value; the host encodes it
-(by value where possible, else as a handle). Opcode | 0x80 asks for the result as a handle.
+The opcodes come from `opcodes.tsv` (shared with DevPlace.jl). Each operation takes the decoded
+argument tuple and returns a Python value; the host encodes it (by value where possible, else as
+a handle). Opcode | 0x80 asks for the result as a handle.
 """
 
 from __future__ import annotations
 
 import builtins
 import importlib
-import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from devplace.bridge.callbacks import JuliaError
 
-__all__ = ["BY_HANDLE", "OPERATIONS", "ByHandle", "opcode_name"]
+__all__ = ["BY_HANDLE", "CODES", "OPCODES", "OPERATIONS", "ByHandle", "opcode_name", "read_opcodes"]
 
 BY_HANDLE = 0x80
 
@@ -38,20 +39,6 @@ def _setattr(obj: Any, name: str, value: Any) -> None:
 
 def _call(fn: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
     return fn(*args, **(kwargs or {}))
-
-
-def _callmethod(
-    obj: Any, name: str, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
-) -> Any:
-    return getattr(obj, name)(*args, **(kwargs or {}))
-
-
-def _getitem(obj: Any, key: Any) -> Any:
-    return obj[key]
-
-
-def _setitem(obj: Any, key: Any, value: Any) -> None:
-    obj[key] = value
 
 
 def _import(name: str) -> Any:
@@ -108,30 +95,46 @@ def _echo(value: Any) -> Any:
     return value
 
 
-OPERATIONS: dict[int, tuple[str, Callable[..., Any]]] = {
-    1: ("getattr", _getattr),
-    2: ("setattr", _setattr),
-    3: ("call", _call),
-    4: ("getitem", _getitem),
-    5: ("setitem", _setitem),
-    6: ("import", _import),
-    7: ("builtin", _builtin),
-    8: ("repr", repr),
-    9: ("str", str),
-    10: ("callmethod", _callmethod),
-    11: ("dir", dir),
-    12: ("stats", None),  # answered by the host itself (it needs the table)
-    13: ("enter", _enter),
-    14: ("exit", _exit),
-    15: ("echo", _echo),
-    16: ("hash", _hash),
-    17: ("isequal", _is_equal),
-    18: ("len", len),
-    19: ("truth", bool),
-    20: ("isinstance", isinstance),
-    21: ("hasattr", hasattr),
-    22: ("pid", lambda: os.getpid()),
+#: The implementation of each request name in `opcodes.tsv`; `stats` is answered by the host.
+_IMPLEMENTATIONS: dict[str, Callable[..., Any] | None] = {
+    "getattr": _getattr,
+    "setattr": _setattr,
+    "call": _call,
+    "import": _import,
+    "builtin": _builtin,
+    "repr": repr,
+    "str": str,
+    "dir": dir,
+    "stats": None,
+    "enter": _enter,
+    "exit": _exit,
+    "echo": _echo,
+    "hash": _hash,
+    "isequal": _is_equal,
+    "len": len,
+    "isinstance": isinstance,
+    "hasattr": hasattr,
 }
+
+
+def read_opcodes() -> dict[int, str]:
+    """The opcode table, `opcodes.tsv` next to this module: opcode -> request name."""
+    text = (Path(__file__).parent / "opcodes.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return {int(row[0]): row[1] for row in rows}
+
+
+#: Opcode -> (name, function); built from the table, which must name exactly the functions above.
+OPCODES = read_opcodes()
+if set(OPCODES.values()) != set(_IMPLEMENTATIONS):
+    raise ImportError(
+        "devplace.bridge: opcodes.tsv and requests.py disagree on "
+        f"{sorted(set(OPCODES.values()) ^ set(_IMPLEMENTATIONS))}"
+    )
+OPERATIONS: dict[int, tuple[str, Callable[..., Any] | None]] = {
+    op: (name, _IMPLEMENTATIONS[name]) for op, name in OPCODES.items()
+}
+CODES: dict[str, int] = {name: op for op, name in OPCODES.items()}
 
 
 def opcode_name(op: int) -> str:

@@ -1,0 +1,22 @@
+# The request opcodes (docs/protocol.md, "Requests"), read from the one table both ends use,
+# python/devplace/bridge/opcodes.tsv: constants `OP_GETATTR`, `OP_CALL`, ... and `OP_NAMES`.
+# The Python side (requests.py) reads the same file and checks it against its functions.
+
+const OPCODES_FILE = normpath(joinpath(@__DIR__, "..", "..", "..", "python", "devplace",
+                                       "bridge", "opcodes.tsv"))
+include_dependency(OPCODES_FILE)
+
+"Request name by opcode, for messages."
+const OP_NAMES = Dict{UInt8,String}()
+
+for line in eachline(OPCODES_FILE)
+    (isempty(line) || startswith(line, '#')) && continue
+    code, name = split(line, '\t')[1:2]
+    OP_NAMES[parse(UInt8, code)] = name
+    @eval const $(Symbol("OP_", uppercase(name))) = $(parse(UInt8, code))
+end
+
+"`opcode | BY_HANDLE` asks for the result as a handle even when it could travel by value."
+const BY_HANDLE = 0x80
+
+op_name(op::UInt8) = get(OP_NAMES, op & ~BY_HANDLE, "unknown")
