@@ -131,6 +131,11 @@ def _check_out(out: str | os.PathLike[str]) -> tuple[str, str]:
             f"cannot write picture {path!r}: folder {folder!r} does not exist (create it "
             f"first; formats: {allowed})"
         )
+    if not os.access(folder, os.W_OK):
+        raise PictureError(
+            f"cannot write picture {path!r}: folder {folder!r} is not writable (choose another "
+            f"folder; formats: {allowed})"
+        )
     return path, extension[1:]
 
 
