@@ -1,7 +1,10 @@
 """The public names of `import devplace as dp`, as DESIGN.md's contract lists them."""
 
+import importlib
+import pkgutil
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -68,3 +71,28 @@ def test_import_leaves_the_heavy_parts_for_first_use():
     code = f"import sys, devplace; print(*(m in sys.modules for m in {heavy!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "False"]
+
+
+SUBMODULES = sorted(
+    info.name.removeprefix("devplace.")
+    for info in pkgutil.walk_packages(dp.__path__, "devplace.")
+    if info.name.count(".") == 1 and not info.name.endswith("__main__")
+)
+
+
+def test_no_submodule_shares_its_name_with_a_public_attribute():
+    # Importing `devplace.x` sets the attribute `devplace.x` to the module, replacing a
+    # public name `x` (as `import devplace.placement` once replaced the `placement` function).
+    assert "scopes" in SUBMODULES and "session_options" in SUBMODULES
+    assert not set(SUBMODULES) & set(dp.__all__)
+
+
+def test_importing_every_submodule_leaves_every_public_name_as_it_was():
+    before = {name: getattr(dp, name) for name in dp.__all__}
+    for name in SUBMODULES:
+        module = importlib.import_module(f"devplace.{name}")
+        assert getattr(dp, name) is module
+    assert {name: getattr(dp, name) for name in dp.__all__} == before
+    import devplace.scopes as scopes
+
+    assert scopes.cpu is dp.cpu and not isinstance(dp.placement, types.ModuleType)
