@@ -50,28 +50,68 @@ function wrong_argument(fname, argname, value, expected, hint)
                                summary_of(value), " (", typeof(value), "). Hint: ", hint)))
 end
 
+export last_profile, mean
+
+using Statistics: mean
+
+# What the REPL shows of a Python object: one line for `show`/`repr` (a placement report's or a
+# profile's summary, never a trace dump), the readable table for `text/plain` where there is one.
+function show_python(io::IO, how::String, o::PyObject)
+    text = try
+        semantics(how, o)::String
+    catch err
+        err isa InterruptException && rethrow()
+        string("<PyObject: ", sprint(showerror, err), ">")
+    end
+    print(io, text)
+end
+
+Base.show(io::IO, o::PyObject) = show_python(io, "summary", o)
+Base.show(io::IO, ::MIME"text/plain", o::PyObject) = show_python(io, "display", o)
+
 const SESSION_HINT = "make one with `sess = Session()` (or `Session(cpus=2, ...)`), then `init(sess)`"
 not_a_session(fname, sess) = wrong_argument(fname, "sess", sess, "a Session", SESSION_HINT)
 
 """
-    Variable(initial_value; kwargs...) -> PyObject
+    julia_dtype(value)
 
-A TF1 variable (`VariableV2` op), as `dp.Variable`.
+The tensor type a Julia value makes, as in ADCME: its own numeric type (`Float64` -> float64,
+`Float32` -> float32, `Int` -> int64, `Bool` -> bool), an array its element type; other reals
+travel as `Float64` (`π`, `1//3`) and other integers as `Int64`. `nothing` (TensorFlow infers
+it) for anything else, e.g. a tensor.
 """
-Variable(value; kwargs...) = dpcall("Variable", value; kwargs...)
+julia_dtype(x::Number) = x isa WireNumber ? typeof(x) : x isa Integer ? Int64 :
+                          x isa Real ? Float64 : nothing
+julia_dtype(::AbstractArray{T}) where {T<:WireNumber} = T
+julia_dtype(_) = nothing
 
 """
-    constant(value; kwargs...) -> PyObject
+    Variable(initial_value; dtype, kwargs...) -> PyObject
 
-A constant tensor, as `dp.constant`. Julia arrays keep their element type (Float64 stays
-float64); `dtype=Float32` or `dtype=tf.float32` chooses another.
+A TF1 variable (`VariableV2` op), as `dp.Variable`. Its type is the Julia value's
+(`Variable(1.0)` is float64, `Variable(1)` int64, `Variable(1f0)` float32) unless `dtype` says
+otherwise.
 """
-constant(value; kwargs...) = dpcall("constant", value; kwargs...)
+Variable(value; dtype = julia_dtype(value), kwargs...) =
+    dpcall("Variable", value; dtype = dtype, kwargs...)
+
+"""
+    constant(value; dtype, kwargs...) -> PyObject
+
+A constant tensor, as `dp.constant`, of the Julia value's type: `constant(1.1)` is float64 (and
+`run` gives back exactly `1.1`), `constant(1)` int64, `constant(Float32[1, 2])` float32;
+`dtype=Float32` or `dtype=tf.float32` chooses another.
+"""
+constant(value; dtype = julia_dtype(value), kwargs...) =
+    dpcall("constant", value; dtype = dtype, kwargs...)
 
 """
     placeholder(dtype; shape=nothing, kwargs...) -> PyObject
+    placeholder(value; kwargs...) -> PyObject
 
 A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype.
+Given a Julia number or array instead (as in ADCME), a placeholder with that value as its
+default, of the value's type and size.
 """
 function placeholder(dtype; shape = nothing, kwargs...)
     dtype isa Type && !(dtype <: WireNumber) && wrong_argument("placeholder", "dtype", dtype,
@@ -80,6 +120,12 @@ function placeholder(dtype; shape = nothing, kwargs...)
     shape isa AbstractArray && (shape = Tuple(shape))
     dpcall("placeholder", dtype; shape = shape, kwargs...)
 end
+
+placeholder(value::Union{Number,AbstractArray}; kwargs...) =
+    call_python(TF_PLACEHOLDER_WITH_DEFAULT, "placeholder", (constant(value),),
+                (; shape = size(value), kwargs...))
+
+const TF_PLACEHOLDER_WITH_DEFAULT = attribute(TF_MODULE, "placeholder_with_default")
 
 """
     gradients(ys, xs; colocate=false, kwargs...)
@@ -132,22 +178,29 @@ end
     run(sess, fetches, feeds::AbstractDict)
 
 Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placeholder => value`
-feeds (or one Dict of them); returns Julia values (numbers, arrays with the same shape as in
-Python).
+feeds (or one Dict of them); returns Julia values of the tensors' types (a float64 scalar is a
+`Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
 """
-Base.run(sess::PyObject, fetches, feeds...) =
-    dpcall("run", sess, fetches, feed_dict("run", feeds))
+Base.run(sess::PyObject, fetches, feeds...) = semantics("run", sess, fetches, feed_dict("run", feeds))
 
 """
-    run_profile(sess, fetches, feeds...; repeat=1) -> PyObject
+    run_profile(sess, fetches, feeds...; repeat=1)
 
-Run like `run`, tracing every op; the trace is kept for `save_profile`. The result is the
-Python `Profile`: `.values` (what `run` returns), `.op_stats`, `.step_time_us`, ... (also what
-`autoplace(...; profile=...)` takes).
+Run like `run`, tracing every op, and return what `run` returns (as ADCME does). The profile is
+kept for `save_profile(path)` and is `last_profile()`: `.op_stats`, `.step_time_us`, ... (also
+what `autoplace(...; profile=last_profile())` takes).
 """
 run_profile(sess::PyObject, fetches, feeds...; kwargs...) =
-    dpcall("run_profile", sess, fetches, feed_dict("run_profile", feeds); kwargs...)
+    semantics("run_profile", sess, fetches, feed_dict("run_profile", feeds); kwargs...)
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
+
+"""
+    last_profile() -> PyObject
+
+The Python `Profile` of the latest `run_profile`: `.values`, `.op_stats` (per op: device,
+start, duration), `.step_time_us`, `.runs`, `.trace` (the Chrome trace), `.save(path)`.
+"""
+last_profile() = dpcall("last_profile")
 
 """
     save_profile(path)

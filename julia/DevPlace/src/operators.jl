@@ -1,6 +1,10 @@
-# Base math, arithmetic, comparison, broadcasting and indexing on PyObjects (tensors), with
-# Julia's meaning: `*` of matrices is a matrix product, `.*` is elementwise, indices start at 1
-# and ranges include their end. The rules live in python/devplace/bridge/julia_semantics.py.
+# Base math, arithmetic, comparison, broadcasting, shapes, reductions and indexing on PyObjects
+# (tensors), with Julia's meaning: `*` of matrices is a matrix product, `.*` is elementwise and
+# lines up leading dimensions, `sum(x; dims=1)` keeps that dimension, `reshape` and `vec` are
+# column-major, indices start at 1 and ranges include their end. The rules live in
+# python/devplace/bridge/julia_semantics.py.
+
+import Statistics
 
 
 "A module attribute resolved once per host and cached."
@@ -11,9 +15,7 @@ const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :ac
                :asinh => "asinh", :acosh => "acosh", :atanh => "atanh", :exp => "exp",
                :log => "log", :log1p => "log1p", :expm1 => "expm1", :sqrt => "sqrt",
                :abs => "abs", :sign => "sign", :floor => "floor", :ceil => "ceil",
-               :round => "round", :transpose => "transpose", :inv => "reciprocal",
-               :sum => "reduce_sum", :prod => "reduce_prod", :maximum => "reduce_max",
-               :minimum => "reduce_min")
+               :round => "round", :inv => "reciprocal")
 
 for (f, name) in UNARY
     fn = Symbol("TF_", uppercase(name))
@@ -51,6 +53,70 @@ Base.:*(a::PyObject, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::PyObject, b::Union{Number,AbstractArray}) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::Union{Number,AbstractArray}, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
 
+# --- shapes, reductions, transposes, reshapes, concatenation ------------------------------
+
+const SEMANTICS_FUNCTIONS = Dict{String,PyObject}()
+
+"Call `julia_semantics.<name>(args...)` in the host."
+semantics(name::String, args...; kwargs...) = call_python(
+    get!(() -> attribute(SEMANTICS, name), SEMANTICS_FUNCTIONS, name), name, args, kwargs)
+
+"""
+    size(x::PyObject) -> Tuple
+
+The static shape of a tensor, in the same order as the Julia array it came from; a size known
+only at run time is `nothing` (as in ADCME). For other Python objects, numpy's shape.
+"""
+Base.size(x::PyObject) = semantics("size", x)::Tuple
+Base.size(x::PyObject, d::Integer) = d > 0 ? (s = size(x); d <= length(s) ? s[d] : 1) :
+    throw(ArgumentError("size: dimension must be at least 1, got $d"))
+Base.ndims(x::PyObject) = semantics("ndims", x)::Int
+
+"`length(x)`: the number of elements of a tensor (static shape), `len` of other objects."
+Base.length(x::PyObject) = semantics("length", x)::Int
+
+"""
+    sum(x::PyObject; dims), prod(x; dims), maximum(x; dims), minimum(x; dims), mean(x; dims)
+
+Reductions of a tensor as Julia does them: over all elements without `dims` (a scalar tensor);
+over the dimensions `dims` (an integer or a tuple, counted from 1) with those dimensions kept
+with size 1, so `sum(A; dims=1)` of a 2×3 tensor is 1×3. `mean` is `Statistics.mean`.
+"""
+Statistics.mean
+
+for f in (:sum, :prod, :maximum, :minimum, :mean)
+    @eval function $(f == :mean ? :(Statistics.mean) : :(Base.$f))(x::PyObject; dims = nothing)
+        dims === nothing || all(d -> d isa Integer && !(d isa Bool) && d >= 1, dims) || wrong_argument(
+            $(string(f)), "dims", dims, "a dimension or a tuple of dimensions (from 1)",
+            $(string(f, "(x; dims=1) or ", f, "(x; dims=(1, 2))")))
+        semantics("reduce", $(string(f)), x, dims isa Tuple ? collect(dims) : dims)
+    end
+end
+
+Base.transpose(x::PyObject) = semantics("transpose", x)
+Base.adjoint(x::PyObject) = semantics("adjoint", x)
+
+"""
+    reshape(x::PyObject, dims...)
+
+Julia's `reshape`: elements are read and written in column-major order, so a tensor made from a
+Julia array reshapes exactly as the array does; `:` stands for the one inferred size. Use
+`tf.reshape` for TensorFlow's row-major meaning.
+"""
+function Base.reshape(x::PyObject, dims::Union{Integer,Colon}...)
+    count(d -> d isa Colon, dims) <= 1 || throw(ArgumentError(
+        "reshape: at most one dimension may be `:`, got $dims"))
+    semantics("reshape", x, Any[d isa Colon ? nothing : Int(d) for d in dims])
+end
+Base.reshape(x::PyObject, dims::Tuple) = reshape(x, dims...)
+Base.vec(x::PyObject) = reshape(x, :)
+
+const Catable = Union{PyObject,Number,AbstractArray}
+Base.vcat(x::PyObject, xs::Catable...) = semantics("vcat", x, xs...)
+Base.hcat(x::PyObject, xs::Catable...) = semantics("hcat", x, xs...)
+Base.vcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) = semantics("vcat", x, y, xs...)
+Base.hcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) = semantics("hcat", x, y, xs...)
+
 # --- broadcasting: `sin.(x)`, `a .* b`, `x .+ 1` become elementwise TF ops ---------------
 
 """
@@ -67,7 +133,8 @@ Base.broadcastable(o::PyObject) = o
 
 const ELEMENTWISE = Dict{Any,String}((+) => "+", (-) => "-", (*) => "*", (/) => "/",
                                      (^) => "^", (<) => "<", (<=) => "<=", (>) => ">",
-                                     (>=) => ">=", max => "max", min => "min")
+                                     (>=) => ">=", max => "max", min => "min", (==) => "==",
+                                     (!=) => "!=")
 
 function Base.Broadcast.broadcasted(::PyStyle, f, args...)
     op = get(ELEMENTWISE, f, nothing)

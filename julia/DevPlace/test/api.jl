@@ -19,7 +19,7 @@
     @test run(sess, max(a, 3.0)) == 3.0
     @test run(sess, a < 3.0) === true
     for f in (sin, cos, tan, exp, log, sqrt, abs, tanh, log1p, expm1, floor, ceil, sign)
-        @test run(sess, f(a)) ≈ f(2.0) rtol = 1e-6  # float32 tensors
+        @test run(sess, f(a)) ≈ f(2.0)  # a float64 tensor, as the Julia literal
     end
     @test run(sess, inv(a)) ≈ 0.5
     A = [1.0 2.0; 3.0 4.0]
@@ -204,7 +204,7 @@ end
     @test occursin("ClusterSession: task must be", error_message(() -> ClusterSession(Dict(), "worker", -1)))
     # errors raised by Python name the input too
     msg = error_message(() -> Session(cpus = "two"), PyError)
-    @test occursin("cpus must be a non-negative integer, got 'two'", msg)
+    @test occursin("cpus", msg) && occursin("'two'", msg) && occursin("Hint", msg)
     @test echo("in sync") == "in sync"
 end
 

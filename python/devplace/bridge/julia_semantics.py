@@ -1,19 +1,49 @@
-"""Julia's rules for operators and indexing, applied to Python objects (used by DevPlace.jl).
+"""Julia's rules for operators, indexing, math and display, applied to Python objects.
 
-Julia indexes from 1 and includes a range's end; Python counts from 0 and excludes it. `*` of
-two matrices is a matrix product in Julia, elementwise `.*` is broadcasting. These functions take
-Julia's meaning and call the Python/TensorFlow operation that has it.
+Used by DevPlace.jl. Julia indexes from 1 and includes a range's end; Python counts from 0 and
+excludes it. `*` of two matrices is a matrix product in Julia, elementwise `.*` is broadcasting,
+and broadcasting lines up *leading* dimensions (a vector is a column), where numpy lines up
+trailing ones. Reductions keep the reduced dimensions (`sum(A; dims=1)` is 1×n), `reshape` and
+`vec` read elements in column-major order, `transpose` of a vector is a 1×n matrix. Julia arrays
+arrive with Julia's indices (`A[i, j]` is `a[i-1, j-1]`), so shapes read the same in both
+languages. These functions take Julia's meaning and call the TensorFlow operation that has it.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from devplace._tf import tf
+import numpy as np
 
-__all__ = ["BINARY", "broadcast", "getindex", "lastindex", "mul", "setindex"]
+import devplace as dp
+from devplace._tf import tf
+from devplace.profile import Profile
+from devplace.report import PlacementReport
+
+__all__ = [
+    "BINARY",
+    "REDUCTIONS",
+    "adjoint",
+    "broadcast",
+    "display",
+    "getindex",
+    "hcat",
+    "lastindex",
+    "length",
+    "mul",
+    "ndims",
+    "reduce",
+    "reshape",
+    "run",
+    "run_profile",
+    "setindex",
+    "size",
+    "summary",
+    "transpose",
+    "vcat",
+]
 
 #: Julia binary operators applied elementwise (broadcast) as Python operators.
 BINARY: dict[str, Any] = {
@@ -29,6 +59,17 @@ BINARY: dict[str, Any] = {
     ">=": operator.ge,
     "max": tf.maximum,
     "min": tf.minimum,
+    "==": tf.equal,
+    "!=": tf.not_equal,
+}
+
+#: Julia's reductions (`sum(x; dims)`, ...) as TF ops.
+REDUCTIONS: dict[str, Any] = {
+    "sum": tf.reduce_sum,
+    "prod": tf.reduce_prod,
+    "maximum": tf.reduce_max,
+    "minimum": tf.reduce_min,
+    "mean": tf.reduce_mean,
 }
 
 
@@ -42,8 +83,26 @@ def _rank(x: Any) -> int | None:
         return None
 
 
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, (tf.Tensor, tf.Variable))
+
+
+def _tensor_dtype_wins(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Julia numbers and arrays beside a tensor take the tensor's dtype (as in ADCME)."""
+    dtype = next((a.dtype.base_dtype for a in args if _is_tensor(a)), None)
+    if dtype is None:
+        return args
+    return tuple(
+        tf.convert_to_tensor(a, dtype=dtype)
+        if isinstance(a, (bool, int, float, complex, np.generic, np.ndarray))
+        else a
+        for a in args
+    )
+
+
 def mul(a: Any, b: Any) -> Any:
     """Julia's `a * b`: a matrix product when both sides are matrices (or matrix times vector)."""
+    a, b = _tensor_dtype_wins((a, b))
     ra, rb = _rank(a), _rank(b)
     if ra == 2 and rb == 2:
         return tf.matmul(a, b)
@@ -52,13 +111,188 @@ def mul(a: Any, b: Any) -> Any:
     return a * b
 
 
+def _with_trailing_ones(x: Any, rank: int) -> Any:
+    """`x` with size-1 dimensions appended up to `rank`: Julia broadcasts a vector as a column."""
+    own = _rank(x)
+    if own is None or own == 0 or own >= rank:
+        return x
+    if _is_tensor(x):
+        return tf.reshape(x, tf.concat([tf.shape(x), tf.ones([rank - own], tf.int32)], 0))
+    a = np.asarray(x)
+    return a.reshape(a.shape + (1,) * (rank - own))
+
+
 def broadcast(op: str, *args: Any) -> Any:
-    """Julia's `a .op b` (elementwise)."""
+    """Julia's `a .op b` (elementwise, leading dimensions lined up)."""
     try:
         fn = BINARY[op]
     except KeyError:
         raise ValueError(f"no elementwise Python operation for Julia's .{op}") from None
+    args = _tensor_dtype_wins(args)
+    ranks = [_rank(a) for a in args]
+    if None not in ranks and len(set(ranks) - {0}) > 1:
+        top = max(r for r in ranks if r is not None)
+        args = tuple(_with_trailing_ones(a, top) for a in args)
     return fn(*args)
+
+
+def _known_shape(x: Any) -> list[int | None]:
+    shape = getattr(x, "shape", None)
+    if not isinstance(shape, tf.TensorShape):
+        return list(np.shape(x))
+    if shape.ndims is None:
+        raise ValueError(f"the rank of {x} is unknown; hint: give the placeholder a shape")
+    return shape.as_list()
+
+
+def size(x: Any) -> tuple[int | None, ...]:
+    """Julia's `size(x)`: the static shape, `nothing` for sizes known only at run time."""
+    return tuple(_known_shape(x))
+
+
+def ndims(x: Any) -> int:
+    """Julia's `ndims(x)`: the rank."""
+    return len(_known_shape(x))
+
+
+def length(x: Any) -> int:
+    """Julia's `length(x)`: the element count of a tensor, `len` of anything else."""
+    if not _is_tensor(x):
+        return len(x)
+    shape = _known_shape(x)
+    if None in shape:
+        raise ValueError(
+            f"length of {x.name} needs its static shape, but it is {size(x)}; "
+            "hint: use tf.size(x) for the run-time count"
+        )
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _axes(x: Any, dims: Any) -> list[int]:
+    """Julia's 1-based `dims` (checked on the Julia side) as TF axes; those past the rank are
+    length-1 dimensions in Julia, so reducing over them changes nothing."""
+    rank = ndims(x)
+    return [int(d) - 1 for d in np.atleast_1d(dims) if d <= rank]
+
+
+def reduce(name: str, x: Any, dims: Any = None) -> Any:
+    """Julia's `sum(x)` (all elements) or `sum(x; dims)` (those dims kept with size 1)."""
+    fn = REDUCTIONS[name]
+    if dims is None:
+        return fn(x)
+    return fn(x, axis=_axes(x, dims), keepdims=True)
+
+
+def transpose(x: Any) -> Any:
+    """Julia's `transpose(x)`: a vector becomes a 1×n matrix, a matrix is transposed."""
+    rank = ndims(x)
+    if rank == 1:
+        return tf.reshape(x, [1, -1])
+    if rank == 2:
+        return tf.transpose(x)
+    raise ValueError(
+        f"transpose is defined for vectors and matrices, got a rank-{rank} tensor; "
+        "hint: use permutedims-like tf.transpose(x, perm=[...]) for more dimensions"
+    )
+
+
+def adjoint(x: Any) -> Any:
+    """Julia's `x'`: the transpose, complex-conjugated for complex tensors."""
+    t = transpose(x)
+    return tf.math.conj(t) if t.dtype.is_complex else t
+
+
+def reshape(x: Any, dims: Sequence[int | None]) -> Any:
+    """Julia's `reshape(x, dims...)`: column-major order, `nothing` (Julia's `:`) inferred."""
+    reverse = [-1 if d is None else d for d in reversed(dims)]
+    return tf.transpose(tf.reshape(tf.transpose(x), reverse))
+
+
+def _as_tensors(xs: tuple[Any, ...]) -> list[Any]:
+    dtype = next((x.dtype.base_dtype for x in xs if _is_tensor(x)), None)
+    return [tf.convert_to_tensor(x, dtype=dtype) for x in xs]
+
+
+def _as_matrix(x: Any) -> Any:
+    rank = x.shape.ndims
+    if rank == 0:
+        return tf.reshape(x, [1, 1])
+    if rank == 1:
+        return tf.expand_dims(x, 1)
+    return x
+
+
+def vcat(*xs: Any) -> Any:
+    """Julia's `vcat(a, b, ...)` (`[a; b]`): stack along the first dimension."""
+    ts = _as_tensors(xs)
+    if all(t.shape.ndims in (0, 1) for t in ts):
+        return tf.concat([tf.reshape(t, [-1]) for t in ts], 0)
+    return tf.concat([_as_matrix(t) for t in ts], 0)
+
+
+def hcat(*xs: Any) -> Any:
+    """Julia's `hcat(a, b, ...)` (`[a b]`): vectors become columns, stacked side by side."""
+    return tf.concat([_as_matrix(t) for t in _as_tensors(xs)], 1)
+
+
+def _typed(fetches: Any, values: Any) -> Any:
+    """Scalars fetched back as the tensor's own type (float32 stays float32 in Julia)."""
+    if isinstance(values, (list, tuple)) and isinstance(fetches, (list, tuple)):
+        return type(values)(_typed(f, v) for f, v in zip(fetches, values, strict=True))
+    if isinstance(values, dict) and isinstance(fetches, Mapping):
+        return {k: _typed(fetches[k], v) for k, v in values.items()}
+    dtype = getattr(fetches, "dtype", None)
+    if isinstance(values, (bool, int, float, complex)) and isinstance(dtype, tf.DType):
+        return dtype.base_dtype.as_numpy_dtype(values)
+    return values
+
+
+def run(sess: Any, fetches: Any, feed: Any = None) -> Any:
+    """`dp.run` with each fetched scalar of its tensor's type."""
+    return _typed(fetches, dp.run(sess, fetches, feed))
+
+
+def run_profile(sess: Any, fetches: Any, feed: Any = None, **kwargs: Any) -> Any:
+    """`dp.run_profile`, returning the fetched values (as ADCME); the profile is `last_profile`."""
+    return _typed(fetches, dp.run_profile(sess, fetches, feed, **kwargs).values)
+
+
+def _short(x: Any, limit: int = 60) -> str:
+    text = " ".join(repr(x).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _devices(devices: Sequence[str]) -> str:
+    return ", ".join(sorted(set(devices))) or "no device"
+
+
+def summary(obj: Any) -> str:
+    """One line for Julia's `show(io, x)` (and `repr`): never a dump of a trace or a table."""
+    if isinstance(obj, PlacementReport):
+        return (
+            f"PlacementReport({len(obj.ops)} ops on {_devices(obj.devices)}, "
+            f"{obj.transfer_count} transfers, {obj.transfer_bytes} bytes)"
+        )
+    if isinstance(obj, Profile):
+        return (
+            f"Profile({len(obj.op_stats)} ops, step {obj.step_time_us:.1f} µs, "
+            f"{obj.runs} run{'s' if obj.runs != 1 else ''}, values {_short(obj.values)})"
+        )
+    if isinstance(obj, dp.Device):
+        return f"Device({str(obj)!r})"
+    if type(obj).__name__ == "Placement" and hasattr(obj, "predicted_step_time"):
+        return (
+            f"Placement({len(obj)} ops on {_devices(obj.devices.values())}, "
+            f"predicted step {obj.predicted_step_time:.1f} µs, strategy {obj.strategy!r})"
+        )
+    return repr(obj)
+
+
+def display(obj: Any) -> str:
+    """What Julia's REPL shows (`text/plain`): a placement report's table, else `summary`."""
+    if isinstance(obj, PlacementReport):
+        return f"{summary(obj)}\n{obj.table()}"
+    return summary(obj)
 
 
 def _index(spec: tuple[Any, ...], position: int) -> Any:
