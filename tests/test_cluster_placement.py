@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import DEFAULT_DEVICE
 
 import devplace as dp
 from devplace.cluster import LocalCluster, devices, netns
@@ -14,6 +15,8 @@ PS0 = "/job:ps/replica:0/task:0/device:CPU:0"
 PS1 = "/job:ps/replica:0/task:1/device:CPU:0"
 W1_CPU0 = "/job:worker/replica:0/task:1/device:CPU:0"
 W1_CPU1 = "/job:worker/replica:0/task:1/device:CPU:1"
+# Where an unpinned op in a worker/task:1 scope runs: the servers share this machine's devices.
+W1_DEFAULT = "/job:worker/replica:0/task:1" + DEFAULT_DEVICE
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +94,7 @@ def test_round_robin_over_ps_tasks_matches_replica_device_setter(cluster, sess):
     dp.init(sess)
     report = dp.placement(sess, train)
     assert [report.actual(f"v{i}") for i in range(4)] == [PS0, PS1, PS0, PS1]
-    assert report.actual("total") == W1_CPU0
+    assert report.actual("total") == W1_DEFAULT
 
     setter = dp.tf.train.replica_device_setter(
         cluster=cluster.cluster_spec, worker_device="/job:worker/task:1"
