@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from devplace.autoplacer.graph import InfeasibleError, Problem
 
-__all__ = ["Assigner", "data_ready", "device_classes", "mean_comm", "upward_rank"]
+__all__ = ["Assigner", "Timelines", "data_ready", "device_classes", "mean_comm", "upward_rank"]
 
 
 class Assigner:
@@ -127,3 +129,46 @@ def device_classes(problem: Problem) -> list[int]:
             out.append(len(reps))
             reps.append(j)
     return out
+
+
+class Timelines:
+    """Booked intervals on each device's slots, for the list schedulers (HEFT, m-ETF).
+
+    Each device has `slots` lanes; a lane runs one op at a time. `earliest` finds where an op
+    of a given length can start no sooner than `ready`: in the earliest idle gap of any lane
+    (`insert=True`, HEFT's insertion policy) or after the lane that frees first
+    (`insert=False`, ETF). `book` records the op there.
+    """
+
+    def __init__(self, problem: Problem):
+        self.lanes: list[list[list[tuple[float, float]]]] = [
+            [[] for _ in range(dev.slots)] for dev in problem.devices
+        ]
+
+    def free_at(self) -> np.ndarray:
+        """Per device, when its first lane becomes free for good."""
+        return np.array([min(lane[-1][1] if lane else 0.0 for lane in dev) for dev in self.lanes])
+
+    def earliest(self, dv: int, ready: float, length: float, insert: bool) -> tuple[float, int]:
+        """(start, lane) of the earliest placement of an op of `length` on device dv."""
+        lanes = self.lanes[dv]
+        if not insert:
+            ends = [lane[-1][1] if lane else 0.0 for lane in lanes]
+            k = int(np.argmin(ends))
+            return max(ready, ends[k]), k
+        return min((_gap_start(lane, ready, length), k) for k, lane in enumerate(lanes))
+
+    def book(self, dv: int, lane: int, start: float, end: float) -> None:
+        """Record an op on lane `lane` of device dv from `start` to `end`."""
+        bisect.insort(self.lanes[dv][lane], (start, end))
+
+
+def _gap_start(lane: list[tuple[float, float]], ready: float, length: float) -> float:
+    """Earliest start >= ready of an op of `length` in an idle gap of `lane` (or after it)."""
+    last = 0.0
+    for lo, hi in lane:
+        begin = max(last, ready)
+        if begin + length <= lo and lo > last:
+            return begin
+        last = max(last, hi)
+    return max(last, ready)

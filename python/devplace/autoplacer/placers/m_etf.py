@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import InfeasibleError, Problem
-from devplace.autoplacer.placers._common import Assigner, data_ready, upward_rank
+from devplace.autoplacer.placers._common import Assigner, Timelines, data_ready, upward_rank
 
 __all__ = ["etf_schedule", "m_etf"]
 
@@ -20,12 +20,11 @@ def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarr
     """ETF list scheduling; `prefer[v]` (or -1) names a parent whose device v should share."""
     state = Assigner(problem)
     rank = upward_rank(problem)
-    slots = [[0.0] * dev.slots for dev in problem.devices]
-    avail = np.zeros(problem.d)
+    timelines = Timelines(problem)
     finish = np.zeros(problem.n)
     indeg = np.array([len(p) for p in problem.preds])
     ready: list[int] = [v for v in range(problem.n) if indeg[v] == 0]
-    drt = {v: np.zeros(problem.d) for v in ready}
+    data_ready_at = {v: np.zeros(problem.d) for v in ready}
     caps = state.caps * (1 + 1e-9)
     while ready:
         rows = np.array(ready)
@@ -46,7 +45,9 @@ def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarr
         if empty.size:
             state.feasible_mask(int(rows[empty[0]]))  # raises with a clear message
             raise InfeasibleError("no device can hold the ready ops")  # pragma: no cover
-        start = np.maximum(np.stack([drt[v] for v in ready]), avail[None, :])
+        start = np.maximum(
+            np.stack([data_ready_at[v] for v in ready]), timelines.free_at()[None, :]
+        )
         end = np.where(mask, start + problem.compute[rows], np.inf)
         best_dev = np.argmin(end, axis=1)
         best_start = start[np.arange(len(rows)), best_dev]
@@ -55,16 +56,15 @@ def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarr
         op, dv = int(rows[r]), int(best_dev[r])
         state.put(op, dv)
         finish[op] = end[r, dv]
-        k = int(np.argmin(slots[dv]))
-        slots[dv][k] = finish[op]
-        avail[dv] = min(slots[dv])
+        begin, lane = timelines.earliest(dv, 0.0, 0.0, insert=False)
+        timelines.book(dv, lane, begin, finish[op])
         ready.pop(r)
-        del drt[op]
+        del data_ready_at[op]
         for v in problem.succs[op]:
             indeg[v] -= 1
             if indeg[v] == 0:
                 ready.append(v)
-                drt[v] = data_ready(problem, v, state.assignment, finish)
+                data_ready_at[v] = data_ready(problem, v, state.assignment, finish)
     return state.result()
 
 
