@@ -4,6 +4,7 @@ import gc
 import inspect
 import logging
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -86,6 +87,13 @@ def test_the_signature_and_docstring_list_every_option():
         assert f"{option.name}={option.default!r} ({option.expected()})" in dp.Session.__doc__
     with pytest.raises(TypeError, match="positional"):
         dp.Session(2)
+
+
+def test_the_docs_show_the_options_table_the_declarations_give():
+    from devplace.session_options import options_table
+
+    docs = pathlib.Path(__file__).parents[1] / "docs" / "placement.md"
+    assert options_table() in docs.read_text(encoding="utf-8")
 
 
 def test_bad_options_are_named_and_the_half_made_session_dies_quietly(capfd):
