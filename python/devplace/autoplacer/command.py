@@ -1,6 +1,6 @@
 """`devplace place WORKLOAD.json [--strategy NAME] [--budget S] [-o OUT.json]` (also `python -m`).
 
-Writes the result record of benchmarks/placement/workloads/README.md (assignment by node id,
+Writes the result record of devplace/workloads/README.md (assignment by node id,
 simulated makespan, strategy, wall time) as JSON, and a summary with units saying which placer
 `auto` chose and why others were skipped. The placement modules are imported when the command
 runs, so building the parser stays cheap.

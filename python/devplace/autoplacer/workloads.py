@@ -1,6 +1,6 @@
 """Placement workloads: the shared JSON files and small synthetic graphs.
 
-`load_workload` reads the format of benchmarks/placement/workloads/README.md (Tarnawski et al.,
+`load_workload` reads the format of devplace/workloads/README.md (Tarnawski et al.,
 msr-fiddle/dnn-partitioning) and scores it as that README says: devices acc:0.. (memory cap)
 then cpu:0.. (no cap); transfers cost the edge cost between a cpu and an acc, twice that
 between two accs, nothing between two cpus, and do not contend.
@@ -42,8 +42,8 @@ __all__ = [
     "small_graphs",
 ]
 
-# The three public workloads (copied unchanged, MIT licence, README beside them).
-WORKLOAD_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "placement" / "workloads"
+# The three public workloads (copied unchanged, MIT licence, README beside them), package data.
+WORKLOAD_DIR = Path(__file__).resolve().parents[1] / "workloads"
 
 #: Limits checked before anything is allocated: file size, nodes, edges, devices, and
 #: nodes x devices (the size of each per-op, per-device cost matrix).
@@ -54,7 +54,7 @@ MAX_DEVICES = 1_024
 MAX_CELLS = 20_000_000
 
 _REQUIRED = object()  # marks a field without a default
-_FORMAT_HINT = "see the format in benchmarks/placement/workloads/README.md"
+_FORMAT_HINT = f"see the format in {WORKLOAD_DIR / 'README.md'}"
 
 
 class WorkloadError(AutoPlacementError):
