@@ -1,6 +1,6 @@
 """The one event-driven simulator that scores every placement.
 
-Rules (the same for every placer, and those of benchmarks/placement/workloads/README.md):
+Rules (the same for every placer, and those of devplace/workloads/README.md):
 - a device runs at most `slots` ops at once (1 by default), non-preemptively; devices that
   share a `pool` also share its capacity (TF's logical CPU devices share one thread pool);
 - when a device is free it starts, among its ops whose inputs have all arrived, the one that
@@ -71,6 +71,10 @@ class _Machine:
         self.pool = [pool_ix[dev.pool] if dev.pool is not None else -1 for dev in devs]
         self.pool_free = [problem.pool_capacity[p] for p in pools]
         self.queues: list[list[tuple[float, int, int]]] = [[] for _ in devs]
+        names = [dev.channel if dev.channel is not None else i for i, dev in enumerate(devs)]
+        self.channel_of = [names.index(x) for x in names]
+        self.channel_free = [0.0] * len(devs)
+        self.serial = problem.serial_links
 
     def can_start(self, dv: int) -> bool:
         """True when device dv has a ready op, a free slot and pool capacity."""
@@ -90,107 +94,121 @@ class _Machine:
         if self.pool[dv] >= 0:
             self.pool_free[self.pool[dv]] += 1
 
+    def send(self, src: int, t: float, cost: float) -> float:
+        """When a transfer of `cost` from src, requested at t, arrives (queued if serial)."""
+        if not (self.serial and cost > 0):  # free copies never wait for a channel
+            return t + cost
+        ch = self.channel_of[src]
+        self.channel_free[ch] = max(t, self.channel_free[ch]) + cost
+        return self.channel_free[ch]
 
-def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedule:
-    """Simulate `assignment` (device index per op) on `problem`; see the module rules."""
-    a = problem.check(assignment)
-    n, d = problem.n, problem.d
-    comp = problem.compute[np.arange(n), a]
-    by_dev = _consumers_by_device(problem, a)
-    remaining = [len(p) for p in problem.preds]
-    topo_index = problem.topo_index.tolist()
-    start = np.zeros(n)
-    finish = np.zeros(n)
-    machine = _Machine(problem)
-    names = [dev.channel if dev.channel is not None else i for i, dev in enumerate(problem.devices)]
-    channel_of = [names.index(x) for x in names]
-    chan = [0.0] * d
-    events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest device or -1)
-    seq = 0
-    sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
 
-    def arrive(t: float, u: int, b: int) -> None:
+class _Run:
+    """One simulation's state: the event queue, op start and finish times, transfers sent."""
+
+    def __init__(self, problem: Problem, a: np.ndarray):
+        self.problem, self.a = problem, a
+        self.comp = problem.compute[np.arange(problem.n), a]
+        self.by_dev = _consumers_by_device(problem, a)
+        self.remaining = [len(p) for p in problem.preds]
+        self.topo_index = problem.topo_index.tolist()
+        self.start = np.zeros(problem.n)
+        self.finish = np.zeros(problem.n)
+        self.machine = _Machine(problem)
+        self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
+        self.seq = 0
+        self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
+
+    def push(self, t: float, u: int, dest: int) -> None:
+        """Schedule an event at t: u's output reaching dest, or (dest -1) u finishing."""
+        heapq.heappush(self.events, (t, self.seq, u, dest))
+        self.seq += 1
+
+    def arrive(self, t: float, u: int, b: int) -> None:
         """u's output reached device b at t: its consumers there may become ready."""
-        for v in by_dev[u][b]:
-            remaining[v] -= 1
-            if remaining[v] == 0:
-                heapq.heappush(machine.queues[b], (t, topo_index[v], v))
+        for v in self.by_dev[u][b]:
+            self.remaining[v] -= 1
+            if self.remaining[v] == 0:
+                heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
 
-    def complete(t: float, u: int) -> None:
+    def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device."""
-        nonlocal seq
-        src = int(a[u])
-        machine.release(src)
-        for dest in by_dev[u]:
+        src = int(self.a[u])
+        self.machine.release(src)
+        for dest in self.by_dev[u]:
             if dest == src:
-                arrive(t, u, dest)
+                self.arrive(t, u, dest)
                 continue
-            ch = channel_of[src]
-            cost = problem.comm(u, src, dest)
-            serial = problem.serial_links and cost > 0  # free copies never wait for a channel
-            begin = max(t, chan[ch]) if serial else t
-            end = begin + cost
-            if serial:
-                chan[ch] = end
-            sends.append((u, dest, end))
+            end = self.machine.send(src, t, self.problem.comm(u, src, dest))
+            self.sends.append((u, dest, end))
             if end <= t:
-                arrive(t, u, dest)
+                self.arrive(t, u, dest)
             else:
-                heapq.heappush(events, (end, seq, u, dest))
-                seq += 1
+                self.push(end, u, dest)
 
-    def next_device(t: float) -> int:
-        """The device to start an op on at t: instant ops first, then the earliest ready."""
+    def next_device(self) -> int:
+        """The device to start an op on now: instant ops first, then the earliest ready."""
         best, best_key = -1, None
-        for dv in range(d):
-            if machine.can_start(dv):
-                head = machine.queues[dv][0]
-                key = (comp[head[2]] > 0, head)
+        for dv in range(self.problem.d):
+            if self.machine.can_start(dv):
+                head = self.machine.queues[dv][0]
+                key = (self.comp[head[2]] > 0, head)
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
         return best
 
-    for v in range(n):
-        if remaining[v] == 0:
-            heapq.heappush(machine.queues[a[v]], (0.0, topo_index[v], v))
-    t = 0.0
-    while True:
-        while (dv := next_device(t)) >= 0:
-            v = machine.take(dv)
-            start[v] = t
-            finish[v] = t + comp[v]
-            if comp[v] > 0:
-                heapq.heappush(events, (finish[v], seq, v, -1))
-                seq += 1
+    def start_ready(self, t: float) -> None:
+        """Start every op that can start at t (instant ops complete at once)."""
+        while (dv := self.next_device()) >= 0:
+            v = self.machine.take(dv)
+            self.start[v] = t
+            self.finish[v] = t + self.comp[v]
+            if self.comp[v] > 0:
+                self.push(self.finish[v], v, -1)
             else:
-                complete(t, v)
-        if not events:
-            break
-        t = events[0][0]
-        while events and events[0][0] <= t:
-            _, _, u, b = heapq.heappop(events)
-            if b >= 0:
-                arrive(t, u, b)
-            else:
-                complete(t, u)
-    if any(remaining):
-        raise AssertionError("simulator left ops unscheduled")  # unreachable for a DAG
-    makespan = float(finish.max(initial=0.0))
-    peak = _peak_memory(problem, a, start, finish, sends, makespan)
+                self.complete(t, v)
+
+    def run(self) -> None:
+        """Process events in time order until every op has finished."""
+        for v in range(self.problem.n):
+            if self.remaining[v] == 0:
+                heapq.heappush(self.machine.queues[self.a[v]], (0.0, self.topo_index[v], v))
+        t = 0.0
+        self.start_ready(t)
+        while self.events:
+            t = self.events[0][0]
+            while self.events and self.events[0][0] <= t:
+                _, _, u, b = heapq.heappop(self.events)
+                if b >= 0:
+                    self.arrive(t, u, b)
+                else:
+                    self.complete(t, u)
+            self.start_ready(t)
+        if any(self.remaining):
+            raise AssertionError("simulator left ops unscheduled")  # unreachable for a DAG
+
+
+def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedule:
+    """Simulate `assignment` (device index per op) on `problem`; see the module rules."""
+    a = problem.check(assignment)
+    run = _Run(problem, a)
+    run.run()
+    makespan = float(run.finish.max(initial=0.0))
+    peak = _peak_memory(problem, a, run.start, run.finish, run.sends, makespan)
     caps = problem.caps
     violations = [
         f"{problem.devices[i].name}: {peak[i]:.4g} bytes > cap {caps[i]:.4g}"
-        for i in range(d)
+        for i in range(problem.d)
         if peak[i] > caps[i] * (1 + _TOL)
     ]
     return Schedule(
         assignment=a,
         makespan=makespan,
-        start=start,
-        finish=finish,
+        start=run.start,
+        finish=run.finish,
         peak_memory=peak,
-        transfers=len(sends),
-        transfer_time=float(sum(problem.comm(u, int(a[u]), b) for u, b, _ in sends)),
+        transfers=len(run.sends),
+        transfer_time=float(sum(problem.comm(u, int(a[u]), b) for u, b, _ in run.sends)),
         violations=violations,
     )
 
