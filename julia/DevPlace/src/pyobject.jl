@@ -230,23 +230,11 @@ Python's `hasattr(o, name)`.
 """
 pyhasattr(o, name::AbstractString) = request(OP_HASATTR, (o, String(name)))::Bool
 
-function Base.show(io::IO, o::PyObject)
-    text = try
-        pyrepr(o)
-    catch err
-        err isa InterruptException && rethrow()
-        string("<PyObject: ", sprint(showerror, err), ">")
-    end
-    print(io, text)
-end
-
-Base.show(io::IO, ::MIME"text/plain", o::PyObject) = show(io, o)
 Base.print(io::IO, o::PyObject) = print(io, pystr(o))
 
 Base.hash(o::PyObject, h::UInt) = hash(request(OP_HASH, (o,))::Int, h)
 Base.isequal(a::PyObject, b::PyObject) = request(OP_ISEQUAL, (a, b))::Bool
 Base.:(==)(a::PyObject, b::PyObject) = isequal(a, b)
-Base.length(o::PyObject) = request(OP_LEN, (o,))::Int
 
 function Base.iterate(o::PyObject, state = nothing)
     items, i = state === nothing ? (pylist(o), 1) : state
