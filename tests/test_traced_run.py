@@ -137,8 +137,14 @@ def test_the_chrome_trace_names_threads_and_has_no_empty_processes():
 @requires_gpu
 def test_a_real_gpu_run_is_one_device_with_kernels():
     z = two_device_graph()
-    trace = TracedRun.of(dp.Session(optimize=False), z).trace
+    run = TracedRun.of(dp.Session(optimize=False), z)
+    trace = run.trace
     assert trace.devices == [CPU0, GPUS[0]]
+    threads = [
+        e["args"]["name"] for e in run.chrome_trace()["traceEvents"] if e["name"] == "thread_name"
+    ]
+    assert any(name.startswith("kernels (stream:") for name in threads)
+    assert not any("copys" in name for name in threads)
     assert trace.kernels and {k.device for k in trace.kernels} == {GPUS[0]}
     assert "y" in {k.name for k in trace.kernels}
     assert DEFAULT_DEVICE == GPUS[0]

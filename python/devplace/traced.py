@@ -33,6 +33,7 @@ __all__ = ["TRACE_WAIT_S", "OpStat", "TraceBusyError", "TracedRun", "placement"]
 #: How long a traced run waits for another thread's traced run to finish, in seconds.
 TRACE_WAIT_S = 300.0
 _TRACE_LOCK = threading.Lock()
+_PLURAL = {"kernel": "kernels", "copy": "copies"}
 _RUNTIME_OPS = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
 
 
@@ -210,7 +211,7 @@ def _thread_name(lane: str | None, tid: Any) -> str:
     if lane is None:
         return f"thread {tid}"
     kind = lane_kind(lane)[0]
-    return f"ops, thread {tid}" if kind == "op" else f"{kind}s ({lane})"
+    return f"ops, thread {tid}" if kind == "op" else f"{_PLURAL[kind]} ({lane})"
 
 
 def _duration(node: Any) -> int:
