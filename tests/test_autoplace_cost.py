@@ -202,3 +202,23 @@ def test_fidelity_script_reports_the_summary_on_the_shared_data():
     assert set(result["spearman"]) == set(MODELS) == set(result["autoplace_vs_best_single"])
     assert result["median_abs_error"] <= 0.2 and result["max_abs_error"] <= 0.5
     assert all(r <= 1 + 1e-9 for r in result["autoplace_vs_best_single"].values())
+
+
+def test_verify_gpu_script_runs_without_a_gpu_too():
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks/placement/verify_gpu.py"),
+            "--repeat",
+            "2",
+            "--runs",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "µs" in line]
+    assert [row.split(" | ")[0].strip("| ") for row in rows] == list(MODELS)
+    assert "link alpha" in out.stdout
