@@ -244,10 +244,43 @@ def test_place_file_reports_the_simulated_makespan(tiny, tmp_path):
     assert result["strategy"] == "heft" and result["seconds"] >= 0
 
 
-def test_place_file_on_a_shared_workload_is_feasible():
-    result = place_file(str(WORKLOAD_DIR / "bert24-layers.json"), "search", budget_s=0.3)
-    assert result["feasible"]
-    assert len(result["assignment"]) == 32
+def test_place_reports_the_readme_score_of_its_assignment_for_every_shared_workload():
+    for path in sorted(WORKLOAD_DIR.glob("*.json")):
+        result = place_file(str(path), "auto", budget_s=0.3)
+        data = json.loads(path.read_text())
+        device_of = {int(i): dev for i, dev in result["assignment"].items()}
+        assert len(device_of) == len(data["nodes"])
+        assert result["makespan"] == pytest.approx(readme_score(data, device_of), abs=1e-9)
+        assert result["feasible"] and result["lower_bound"] <= result["makespan"]
+
+
+def test_place_command_says_what_auto_chose_with_units(capsys):
+    path = WORKLOAD_DIR / "bert-l3-operators.json"
+    assert main(["place", str(path), "--budget", "0.3"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)  # stdout stays the JSON record
+    assert result["chosen"].startswith("search (from ")
+    assert result["skipped"]["exhaustive"].startswith("exhaustive is for at most 14")
+    summary = captured.err.splitlines()
+    assert summary[0] == f"{path}: 235 ops on 12 devices; strategy auto chose {result['chosen']}"
+    assert summary[1].startswith(f"makespan {result['makespan']:.6g} workload time units")
+    assert "placed in " in summary[2] and summary[2].endswith(" s with loading and scoring)")
+    assert f"skipped exhaustive: {result['skipped']['exhaustive']}" in summary
+
+
+def test_place_command_with_output_file_prints_the_summary(tiny, tmp_path, capsys):
+    out = tmp_path / "out.json"
+    assert main(["place", str(tiny), "--strategy", "heft", "-o", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("5 ops on 4 devices; strategy heft")
+    assert json.loads(out.read_text())["chosen"] == "heft"
+
+
+def test_place_command_names_an_output_path_it_cannot_write(tiny, tmp_path, capsys):
+    target = tmp_path / "missing-folder" / "out.json"
+    assert main(["place", str(tiny), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "missing-folder" in err and "Traceback" not in err
 
 
 def test_place_command_bad_input_exits_2(tmp_path, capsys):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -106,9 +107,37 @@ class _Checker:
         """A finite number >= 0."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(where, "a finite number >= 0", _kind(value))
-        if not math.isfinite(value) or value < 0:
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond float's range
+            number = math.inf
+        if not math.isfinite(number) or number < 0:
             self.fail(where, "a finite number >= 0", _kind(value))
-        return float(value)
+        return number
+
+    def column(
+        self, items: list[dict], key: str, where: Callable[[int], str], default: object = _REQUIRED
+    ) -> list:
+        """items[i][key] for every item (`default` when absent); a missing required key named."""
+        values = [item.get(key, default) for item in items]
+        if default is _REQUIRED:
+            for i, value in enumerate(values):
+                if value is _REQUIRED:
+                    self.field(items[i], key, where(i))
+        return values
+
+    def numbers(self, values: list, key: str, where: Callable[[int], str]) -> np.ndarray:
+        """`values` as floats, each a finite number >= 0; else the first bad one named."""
+        if {type(v) for v in values} <= {int, float}:
+            try:
+                array = np.array(values, dtype=float)
+            except OverflowError:
+                array = np.array([np.nan])
+            if array.size == len(values) and np.all(np.isfinite(array) & (array >= 0)):
+                return array
+        for i, value in enumerate(values):
+            self.number(value, f"{where(i)}.{key}")
+        raise AssertionError("numbers: a bad value was not found")  # pragma: no cover
 
     def integer(self, value: object, where: str, lo: int, hi: int) -> int:
         """An integer in lo..hi."""
@@ -190,58 +219,87 @@ def _devices(check: _Checker, data: dict) -> list[ProblemDevice]:
     return devices + [ProblemDevice(f"cpu:{i}", "cpu") for i in range(n_cpu)]
 
 
-def _node_rows(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> dict[str, list]:
-    """Per node (in file order): id, compute row, size, colour class, name; all checked."""
-    cols: dict[str, list] = {"id": [], "compute": [], "size": [], "class": [], "name": []}
-    for i, node in enumerate(nodes):
-        where = f"nodes[{i}]"
-        nid = check.field(node, "id", where)
-        if isinstance(nid, bool) or not isinstance(nid, int):
-            check.fail(f"{where}.id", "an integer id", _kind(nid))
-        where = f"nodes[{i}] (id {nid})"
-        cpu = check.number(check.field(node, "cpuLatency", where), f"{where}.cpuLatency")
-        on_acc = check.flag(
-            check.field(node, "supportedOnFpga", where, True), f"{where}.supportedOnFpga"
-        )
-        acc = math.inf
-        if on_acc:
-            acc = check.number(check.field(node, "fpgaLatency", where), f"{where}.fpgaLatency")
-        cls = check.field(node, "colorClass", where, None)
+@dataclass
+class _Nodes:
+    """The checked node fields, in file order."""
+
+    ids: list[int]
+    compute: np.ndarray
+    size: np.ndarray
+    classes: list[int | None]
+    names: list[str]
+
+
+def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
+    """Every node's fields checked column by column; the first bad value is named."""
+    ids = check.column(nodes, "id", lambda i: f"nodes[{i}]")
+    if {type(v) for v in ids} != {int}:
+        i = next(i for i, v in enumerate(ids) if type(v) is not int)
+        check.fail(f"nodes[{i}].id", "an integer id", _kind(ids[i]))
+
+    def where(i: int) -> str:
+        return f"nodes[{i}] (id {ids[i]})"
+
+    cpu = check.numbers(check.column(nodes, "cpuLatency", where), "cpuLatency", where)
+    flags = check.column(nodes, "supportedOnFpga", where, True)
+    if not ({type(v) for v in flags} <= {bool, int} and set(flags) <= {0, 1}):
+        for i, value in enumerate(flags):
+            check.flag(value, f"{where(i)}.supportedOnFpga")
+    on_acc = np.array(flags, dtype=bool)
+    supported = np.flatnonzero(on_acc).tolist()
+    acc = np.full(len(nodes), np.inf)
+    acc[supported] = check.numbers(
+        check.column([nodes[i] for i in supported], "fpgaLatency", lambda k: where(supported[k])),
+        "fpgaLatency",
+        lambda k: where(supported[k]),
+    )
+    size = check.numbers(check.column(nodes, "size", where, 0.0), "size", where)
+    classes = check.column(nodes, "colorClass", where, None)
+    for i, cls in enumerate(classes):
         if cls is not None:
-            cls = check.integer(cls, f"{where}.colorClass", -(2**62), 2**62)
-        name = check.field(node, "name", where, None)
-        cols["id"].append(nid)
-        cols["compute"].append([acc] * n_acc + [cpu] * (d - n_acc))
-        cols["size"].append(check.number(check.field(node, "size", where, 0.0), f"{where}.size"))
-        cols["class"].append(cls)
-        cols["name"].append(str(nid) if name is None else str(name))
-    return cols
+            classes[i] = check.integer(cls, f"{where(i)}.colorClass", -(2**62), 2**62)
+    names = check.column(nodes, "name", where, None)
+    compute = np.empty((len(nodes), d))
+    compute[:, :n_acc] = acc[:, None]
+    compute[:, n_acc:] = cpu[:, None]
+    return _Nodes(
+        ids=ids,
+        compute=compute,
+        size=size,
+        classes=classes,
+        names=[str(i) if x is None else str(x) for i, x in zip(ids, names, strict=True)],
+    )
 
 
-def _edge_pairs(
+def _edges(
     check: _Checker, edges: list[dict], index: dict[int, int]
-) -> list[tuple[int, int, float]]:
-    """(source row, destination row, cost) per edge; unknown ids and self-loops named."""
-    out = []
-    for k, edge in enumerate(edges):
-        where = f"edges[{k}]"
-        ends = []
-        for key in ("sourceId", "destId"):
-            nid = check.field(edge, key, where)
-            if isinstance(nid, bool) or not isinstance(nid, int) or nid not in index:
-                check.fail(f"{where}.{key}", "the id of a node in 'nodes'", _kind(nid))
-            ends.append(index[nid])
-        if ends[0] == ends[1]:
-            check.fail(
-                where,
-                "an edge between two different nodes",
-                f"a self-loop on node id {check.field(edge, 'sourceId', where)}",
-                "placement needs a DAG: drop the edge",
-            )
-        out.append(
-            (ends[0], ends[1], check.number(check.field(edge, "cost", where), f"{where}.cost"))
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Source rows, destination rows and costs of the edges; unknown ids and self-loops named."""
+
+    def where(k: int) -> str:
+        return f"edges[{k}]"
+
+    ends = []
+    for key in ("sourceId", "destId"):
+        ids = check.column(edges, key, where)
+        try:
+            if {type(v) for v in ids} - {int}:
+                raise KeyError
+            ends.append(np.array([index[v] for v in ids], dtype=np.int64))
+        except KeyError:
+            k = next(k for k, v in enumerate(ids) if type(v) is not int or v not in index)
+            check.fail(f"{where(k)}.{key}", "the id of a node in 'nodes'", _kind(ids[k]))
+    loops = np.flatnonzero(ends[0] == ends[1])
+    if loops.size:
+        k = int(loops[0])
+        check.fail(
+            where(k),
+            "an edge between two different nodes",
+            f"a self-loop on node id {edges[k]['sourceId']}",
+            "placement needs a DAG: drop the edge",
         )
-    return out
+    cost = check.numbers(check.column(edges, "cost", where), "cost", where)
+    return ends[0], ends[1], cost
 
 
 def read_workload(path: str | os.PathLike[str]) -> Workload:
@@ -270,50 +328,48 @@ def read_workload(path: str | os.PathLike[str]) -> Workload:
             "place on fewer devices or coarsen the graph",
         )
     n_acc = sum(dev.kind == "acc" for dev in devices)
-    cols = _node_rows(check, nodes, n_acc, d)
-    order = sorted(range(n), key=cols["id"].__getitem__)
+    fields = _nodes(check, nodes, n_acc, d)
+    order = sorted(range(n), key=fields.ids.__getitem__)
     index: dict[int, int] = {}
     for row, i in enumerate(order):
-        nid = cols["id"][i]
+        nid = fields.ids[i]
         if nid in index:
             check.fail(f"nodes[{i}].id", "ids that differ", f"a second node with id {nid}")
         index[nid] = row
-    return Workload(
-        _problem(path.stem, devices, cols, order, _edge_pairs(check, edges, index)),
-        [cols["id"][i] for i in order],
-    )
+    problem = _problem(path.stem, devices, fields, order, _edges(check, edges, index))
+    return Workload(problem, [fields.ids[i] for i in order])
 
 
 def _problem(
     name: str,
     devices: list[ProblemDevice],
-    cols: dict[str, list],
+    fields: _Nodes,
     order: list[int],
-    edges: list[tuple[int, int, float]],
+    edges: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> Problem:
     """The README's scoring as a Problem: free cpu-cpu links, cost between kinds, 2x acc-acc."""
     n = len(order)
-    compute = np.array(cols["compute"], dtype=float)[order]
-    memory = np.array(cols["size"], dtype=float)[order]
-    classes = [cols["class"][i] for i in order]
+    compute = fields.compute[order]
+    memory = fields.size[order]
+    classes = [fields.classes[i] for i in order]
     # Nodes without a colour class get groups of their own, numbered past every given class.
     free = max((c for c in classes if c is not None), default=0) + 1
     groups = np.array([c if c is not None else free + i for i, c in enumerate(classes)])
+    src, dst, cost = edges
     xfer = np.zeros(n)
+    np.maximum.at(xfer, src, cost)
     has_pred = np.zeros(n, dtype=bool)
-    for u, v, cost in edges:
-        xfer[u] = max(xfer[u], cost)
-        has_pred[v] = True
+    has_pred[dst] = True
     kinds = np.array([dev.kind for dev in devices])
     beta = np.where(kinds[:, None] != kinds[None, :], 1.0, 0.0)
     beta[(kinds[:, None] == "acc") & (kinds[None, :] == "acc")] = 2.0
     np.fill_diagonal(beta, 0.0)
     is_param = ~has_pred & (compute[:, 0] == 0) & (compute[:, -1] == 0) & (memory > 0)
     return Problem(
-        names=[cols["name"][i] for i in order],
+        names=[fields.names[i] for i in order],
         devices=devices,
         compute=compute,
-        edges=[(u, v) for u, v, _ in edges],
+        edges=list(zip(src.tolist(), dst.tolist(), strict=True)),
         xfer=xfer,
         link_alpha=np.zeros_like(beta),
         link_beta=beta,

@@ -12,6 +12,7 @@ per accelerator. Without accelerators the pieces go to the CPU devices instead.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,10 +81,21 @@ def _window_min(values: np.ndarray, lo_of: np.ndarray) -> tuple[np.ndarray, np.n
     return best, arg
 
 
-def _split(
-    problem: Problem, order: list[int], devs: list[int], cpus: list[int]
-) -> tuple[float, np.ndarray | None]:
-    """The DP over one order: least estimated time and the device of each position."""
+@dataclass
+class _Prefix:
+    """Costs along one order, indexed by position 0..n: compute of positions [0, j) on the
+    accelerator and on the CPU, cutting before j to another accelerator or the CPU, and the
+    first position a memory-capped accelerator piece ending at j can start from."""
+
+    w_acc: np.ndarray
+    w_cpu: np.ndarray
+    cut_aa: np.ndarray
+    cut_ac: np.ndarray
+    lo_of: np.ndarray
+
+
+def _prefix(problem: Problem, order: list[int], devs: list[int], cpus: list[int]) -> _Prefix:
+    """The prefix costs of `order` (accelerators `devs`, the CPU pieces on `cpus[0]`)."""
     n = problem.n
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
@@ -91,67 +103,100 @@ def _split(
     base = _cut_costs(problem, pos, 1.0, 0.0)
     aa = problem.link_beta[a0, a1] * base + problem.link_alpha[a0, a1] * (base > 0)
     ac = np.zeros(n)
+    w_cpu = np.zeros(n + 1)
     if cpus:
         c0 = cpus[0]
         ac = problem.link_beta[a0, c0] * base + problem.link_alpha[a0, c0] * (base > 0)
+        w_cpu = np.concatenate([[0.0], np.cumsum(problem.compute[order, c0])])
+    # An op without a kernel on the accelerator costs 1000x its best time there.
     fast = np.where(
         problem.allowed[order, a0], problem.compute[order, a0], 1e3 * problem.min_compute()[order]
     )
-    w_acc = np.concatenate([[0.0], np.cumsum(fast)])
-    w_cpu = np.zeros(n + 1)
-    if cpus:
-        w_cpu = np.concatenate([[0.0], np.cumsum(problem.compute[order, cpus[0]])])
     mem = np.concatenate([[0.0], np.cumsum(problem.memory[order])])
     cap = float(problem.devices[a0].memory) * (1 + 1e-9)
-    lo_of = np.searchsorted(mem, mem - cap, side="left")
-    k_max = len(devs)
-    # f_acc[k][j] / f_cpu[k][j]: least time covering positions [0, j) with k accelerator
-    # pieces, the last piece on an accelerator / on the CPU.
-    f_acc = np.full((k_max + 1, n + 1), np.inf)
-    f_cpu = np.full((k_max + 1, n + 1), np.inf)
-    b_acc = np.zeros((k_max + 1, n + 1, 2), dtype=np.int64)
-    b_cpu = np.zeros((k_max + 1, n + 1), dtype=np.int64)
+    return _Prefix(
+        w_acc=np.concatenate([[0.0], np.cumsum(fast)]),
+        w_cpu=w_cpu,
+        cut_aa=np.concatenate([aa, [0.0]]),
+        cut_ac=np.concatenate([ac, [0.0]]),
+        lo_of=np.searchsorted(mem, mem - cap, side="left"),
+    )
+
+
+@dataclass
+class _Tables:
+    """The DP: f_acc[k][j] / f_cpu[k][j] is the least time covering positions [0, j) with k
+    accelerator pieces, the last piece on an accelerator / on the CPU; b_acc / b_cpu where
+    that last piece starts (b_acc also whether the piece before it was on the CPU)."""
+
+    f_acc: np.ndarray
+    f_cpu: np.ndarray
+    b_acc: np.ndarray
+    b_cpu: np.ndarray
+
+
+def _fill_tables(pre: _Prefix, k_max: int, with_cpu: bool) -> _Tables:
+    """Fill the DP tables for up to `k_max` accelerator pieces (CPU pieces if `with_cpu`)."""
+    n = len(pre.w_acc) - 1
+    t = _Tables(
+        f_acc=np.full((k_max + 1, n + 1), np.inf),
+        f_cpu=np.full((k_max + 1, n + 1), np.inf),
+        b_acc=np.zeros((k_max + 1, n + 1, 2), dtype=np.int64),
+        b_cpu=np.zeros((k_max + 1, n + 1), dtype=np.int64),
+    )
     start_cost = np.full(n + 1, np.inf)
     start_cost[0] = 0.0
-    cut_aa = np.concatenate([aa, [0.0]])
-    cut_ac = np.concatenate([ac, [0.0]])
     for k in range(0, k_max + 1):
         if k > 0:
-            from_acc = f_acc[k - 1] + cut_aa
-            from_cpu = f_cpu[k - 1] + cut_ac
+            from_acc = t.f_acc[k - 1] + pre.cut_aa
+            from_cpu = t.f_cpu[k - 1] + pre.cut_ac
             prev = np.minimum(from_acc, from_cpu)
             if k == 1:
                 prev = np.minimum(prev, start_cost)
-            best, arg = _window_min(prev - w_acc, lo_of)
-            f_acc[k] = best + w_acc
-            b_acc[k, :, 0] = arg
-            b_acc[k, :, 1] = np.where(from_cpu[arg] < from_acc[arg], 1, 0)
-        if cpus:
-            prev = f_acc[k] + cut_ac
+            best, arg = _window_min(prev - pre.w_acc, pre.lo_of)
+            t.f_acc[k] = best + pre.w_acc
+            t.b_acc[k, :, 0] = arg
+            t.b_acc[k, :, 1] = np.where(from_cpu[arg] < from_acc[arg], 1, 0)
+        if with_cpu:
+            prev = t.f_acc[k] + pre.cut_ac
             if k == 0:
                 prev = np.minimum(prev, start_cost)
-            best, arg = _window_min(prev - w_cpu, np.zeros(n + 1, dtype=np.int64))
-            f_cpu[k] = best + w_cpu
-            b_cpu[k] = arg
-    total = np.minimum(f_acc[:, n], f_cpu[:, n])
-    if not np.isfinite(total).any():
-        return np.inf, None
-    k = int(np.argmin(total))
-    on_cpu = bool(f_cpu[k, n] < f_acc[k, n])
+            best, arg = _window_min(prev - pre.w_cpu, np.zeros(n + 1, dtype=np.int64))
+            t.f_cpu[k] = best + pre.w_cpu
+            t.b_cpu[k] = arg
+    return t
+
+
+def _pieces(t: _Tables, k: int, devs: list[int], cpus: list[int]) -> np.ndarray:
+    """Walk the DP back from its best end with k accelerator pieces: device per position."""
+    n = t.f_acc.shape[1] - 1
+    on_cpu = bool(t.f_cpu[k, n] < t.f_acc[k, n])
     piece = np.empty(n, dtype=np.int64)
     j = n
     while j > 0:
         if on_cpu:
-            i = int(b_cpu[k, j])
+            i = int(t.b_cpu[k, j])
             piece[i:j] = cpus[0]
             on_cpu = False
         else:
-            i, was_cpu = int(b_acc[k, j, 0]), bool(b_acc[k, j, 1])
+            i, was_cpu = int(t.b_acc[k, j, 0]), bool(t.b_acc[k, j, 1])
             piece[i:j] = devs[k - 1]
             k -= 1
             on_cpu = was_cpu and i > 0
         j = i
-    return float(total.min()), piece
+    return piece
+
+
+def _split(
+    problem: Problem, order: list[int], devs: list[int], cpus: list[int]
+) -> tuple[float, np.ndarray | None]:
+    """The DP over one order: least estimated time and the device of each position."""
+    tables = _fill_tables(_prefix(problem, order, devs, cpus), len(devs), bool(cpus))
+    total = np.minimum(tables.f_acc[:, -1], tables.f_cpu[:, -1])
+    if not np.isfinite(total).any():
+        return np.inf, None
+    k = int(np.argmin(total))
+    return float(total.min()), _pieces(tables, k, devs, cpus)
 
 
 def contiguous(problem: Problem) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from devplace.autoplacer.graph import InfeasibleError, AutoPlacementError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner
 
 __all__ = ["MAX_MILP_OPS", "MilpResult", "milp_placement"]
@@ -45,6 +45,130 @@ def _ancestors(problem: Problem) -> list[set[int]]:
     return anc
 
 
+class _Model:
+    """The MILP's variables and rows: x[g, d] (group g on device d), start s[i], makespan W,
+    one order bit y per unordered pair; rows `lo <= coef . z <= hi` with sparse coefs."""
+
+    def __init__(self, problem: Problem, state: Assigner, pairs: list[tuple[int, int]]):
+        self.problem = problem
+        self.label = state.label
+        self.n_groups = len(state.members)
+        self.n_x = self.n_groups * problem.d
+        self.start = self.n_x  # s[i] is column start + i
+        self.makespan = self.n_x + problem.n
+        self.order = self.makespan + 1  # y[k] is column order + k
+        self.n_vars = self.order + len(pairs)
+        self.rows: list[tuple[dict[int, float], float, float]] = []
+
+    def x(self, group: int, device: int) -> int:
+        """Column of x[group, device]."""
+        return group * self.problem.d + device
+
+    def add(self, coef: dict[int, float], lo: float, hi: float) -> None:
+        """Append a row lo <= coef . z <= hi."""
+        self.rows.append((coef, lo, hi))
+
+    def finish(self, i: int, sign: float) -> dict[int, float]:
+        """sign * f_i as coefficients: s_i + sum_d p[i, d] x[g(i), d]."""
+        p = self.problem
+        coef = {self.start + i: sign}
+        for dv in range(p.d):
+            if p.allowed[i, dv]:
+                col = self.x(self.label[i], dv)
+                coef[col] = coef.get(col, 0.0) + sign * p.compute[i, dv]
+        return coef
+
+    def matrix(self) -> LinearConstraint:
+        """All rows as one sparse constraint."""
+        mat = lil_matrix((len(self.rows), self.n_vars))
+        lower, upper = np.empty(len(self.rows)), np.empty(len(self.rows))
+        for r, (coef, lo, hi) in enumerate(self.rows):
+            for col, val in coef.items():
+                mat[r, col] = val
+            lower[r], upper[r] = lo, hi
+        return LinearConstraint(mat.tocsr(), lower, upper)
+
+
+def _plus(x: dict[int, float], y: dict[int, float]) -> dict[int, float]:
+    """Sum of two sparse coefficient maps."""
+    out = dict(x)
+    for k, v in y.items():
+        out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _unordered_pairs(problem: Problem, label: np.ndarray) -> list[tuple[int, int]]:
+    """Op pairs the graph does not order, then pairs in one group (same device, no overlap)."""
+    n = problem.n
+    anc = _ancestors(problem)
+    pairs = [
+        (i, j)
+        for i in range(n)
+        for j in range(i + 1, n)
+        if i not in anc[j] and j not in anc[i] and label[i] != label[j]
+    ]
+    return pairs + [(i, j) for i in range(n) for j in range(i + 1, n) if label[i] == label[j]]
+
+
+def _placement_rows(model: _Model, state: Assigner) -> None:
+    """Each group on exactly one device; memory caps."""
+    p = model.problem
+    for g in range(model.n_groups):
+        model.add({model.x(g, dv): 1.0 for dv in range(p.d)}, 1.0, 1.0)
+    for dv in range(p.d):
+        cap = p.devices[dv].memory
+        if np.isfinite(cap):
+            sizes = [float(p.memory[members].sum()) for members in state.members]
+            model.add({model.x(g, dv): size for g, size in enumerate(sizes)}, -np.inf, cap)
+
+
+def _precedence_rows(model: _Model) -> None:
+    """W >= f_i; s_v >= f_u on each edge, plus the transfer time when u and v are apart."""
+    p, label = model.problem, model.label
+    for i in range(p.n):
+        model.add(_plus({model.makespan: 1.0}, model.finish(i, -1.0)), 0.0, np.inf)
+    for u, v in p.edges:
+        base = _plus({model.start + v: 1.0}, model.finish(u, -1.0))
+        model.add(base, 0.0, np.inf)
+        if label[u] == label[v]:
+            continue
+        for src in range(p.d):
+            for dst in range(p.d):
+                c = p.comm(u, src, dst)
+                if src == dst or c <= 0 or not (p.allowed[u, src] and p.allowed[v, dst]):
+                    continue
+                # s_v - f_u - c x_u,src - c x_v,dst >= -c
+                coef = _plus(base, {model.x(label[u], src): -c})
+                model.add(_plus(coef, {model.x(label[v], dst): -c}), -c, np.inf)
+
+
+def _no_overlap_rows(model: _Model, pairs: list[tuple[int, int]], big: float) -> None:
+    """Two ops on one single-slot device do not overlap (big-M on the order bit y)."""
+    p, label = model.problem, model.label
+    single = [dv for dv in range(p.d) if p.devices[dv].slots == 1]
+    for k, (i, j) in enumerate(pairs):
+        y = model.order + k
+        for dv in single:
+            if not (p.allowed[i, dv] and p.allowed[j, dv]):
+                continue
+            xi, xj = model.x(label[i], dv), model.x(label[j], dv)
+            # y=1: i before j: s_j - f_i >= -M (1 - y) - M (2 - x_i - x_j)
+            first = _plus({model.start + j: 1.0}, model.finish(i, -1.0))
+            model.add(_plus(first, {y: -big, xi: -big, xj: -big}), -3 * big, np.inf)
+            # y=0: j before i: s_i - f_j >= -M y - M (2 - x_i - x_j)
+            second = _plus({model.start + i: 1.0}, model.finish(j, -1.0))
+            model.add(_plus(second, {y: big, xi: -big, xj: -big}), -2 * big, np.inf)
+
+
+def _big_m(problem: Problem, upper: float | None) -> float:
+    """A makespan no optimum exceeds: `upper`, else all work plus every transfer."""
+    if upper is not None:
+        return upper
+    slowest = np.where(problem.allowed, problem.compute, 0).max(axis=1)
+    worst_link = problem.link_alpha.max() + problem.link_beta.max() * problem.xfer
+    return float(slowest.sum() + worst_link.sum())
+
+
 def milp_placement(
     problem: Problem, upper: float | None = None, time_limit: float = 60.0
 ) -> MilpResult:
@@ -55,113 +179,26 @@ def milp_placement(
             f"{problem.n}; hint: use strategy 'search'"
         )
     state = Assigner(problem)
-    n, d = problem.n, problem.d
-    groups = state.members
-    ng = len(groups)
-    label = state.label
-    pmax = np.where(problem.allowed, problem.compute, 0).max(axis=1)
-    big = (
-        upper
-        if upper is not None
-        else float(
-            pmax.sum() + (problem.link_alpha.max() + problem.link_beta.max() * problem.xfer).sum()
-        )
-    )
-    anc = _ancestors(problem)
-    single = [dv for dv in range(d) if problem.devices[dv].slots == 1]
-    pairs = [
-        (i, j)
-        for i in range(n)
-        for j in range(i + 1, n)
-        if i not in anc[j] and j not in anc[i] and label[i] != label[j]
-    ]
-    same_group = [(i, j) for i in range(n) for j in range(i + 1, n) if label[i] == label[j]]
-    pairs += same_group  # same group: same device, so they must not overlap either
-    nx, ns = ng * d, n
-    ix = lambda g, dv: g * d + dv  # noqa: E731
-    i_s = nx
-    i_w = nx + ns
-    i_y = i_w + 1
-    nv = i_y + len(pairs)
-    rows: list[tuple[dict[int, float], float, float]] = []
-
-    def add(coef: dict[int, float], lo: float, hi: float) -> None:
-        """Append a row lo <= coef . z <= hi."""
-        rows.append((coef, lo, hi))
-
-    for g in range(ng):
-        add({ix(g, dv): 1.0 for dv in range(d)}, 1.0, 1.0)
-    for dv in range(d):
-        cap = problem.devices[dv].memory
-        if np.isfinite(cap):
-            coef = {ix(g, dv): float(problem.memory[groups[g]].sum()) for g in range(ng)}
-            add(coef, -np.inf, cap)
-
-    def finish(i: int, sign: float) -> dict[int, float]:
-        """sign * f_i as coefficients: s_i + sum_d p[i, d] x[g(i), d]."""
-        coef = {i_s + i: sign}
-        for dv in range(d):
-            if problem.allowed[i, dv]:
-                coef[ix(label[i], dv)] = (
-                    coef.get(ix(label[i], dv), 0.0) + sign * problem.compute[i, dv]
-                )
-        return coef
-
-    def plus(x: dict[int, float], y: dict[int, float]) -> dict[int, float]:
-        """Sum of two sparse coefficient maps."""
-        out = dict(x)
-        for k, v in y.items():
-            out[k] = out.get(k, 0.0) + v
-        return out
-
-    for i in range(n):
-        add(plus({i_w: 1.0}, finish(i, -1.0)), 0.0, np.inf)
-    for u, v in problem.edges:
-        base = plus({i_s + v: 1.0}, finish(u, -1.0))
-        add(base, 0.0, np.inf)
-        if label[u] == label[v]:
-            continue
-        for a_ in range(d):
-            for b in range(d):
-                c = problem.comm(u, a_, b)
-                if a_ == b or c <= 0 or not (problem.allowed[u, a_] and problem.allowed[v, b]):
-                    continue
-                # s_v - f_u - c x_ua - c x_vb >= -c
-                coef = plus(base, {ix(label[u], a_): -c})
-                coef = plus(coef, {ix(label[v], b): -c})
-                add(coef, -c, np.inf)
-    for k, (i, j) in enumerate(pairs):
-        for dv in single:
-            if not (problem.allowed[i, dv] and problem.allowed[j, dv]):
-                continue
-            xi, xj = ix(label[i], dv), ix(label[j], dv)
-            # y=1: i before j: s_j - f_i >= -M (1 - y) - M (2 - x_i - x_j)
-            c1 = plus({i_s + j: 1.0}, finish(i, -1.0))
-            c1 = plus(c1, {i_y + k: -big, xi: -big, xj: -big})
-            add(c1, -3 * big, np.inf)
-            # y=0: j before i: s_i - f_j >= -M y - M (2 - x_i - x_j)
-            c2 = plus({i_s + i: 1.0}, finish(j, -1.0))
-            c2 = plus(c2, {i_y + k: big, xi: -big, xj: -big})
-            add(c2, -2 * big, np.inf)
-    a_mat = lil_matrix((len(rows), nv))
-    lo, hi = np.empty(len(rows)), np.empty(len(rows))
-    for r, (coef, l_, h_) in enumerate(rows):
-        for col, val in coef.items():
-            a_mat[r, col] = val
-        lo[r], hi[r] = l_, h_
+    pairs = _unordered_pairs(problem, state.label)
+    big = _big_m(problem, upper)
+    model = _Model(problem, state, pairs)
+    _placement_rows(model, state)
+    _precedence_rows(model)
+    _no_overlap_rows(model, pairs, big)
+    nv, nx = model.n_vars, model.n_x
     lb, ub = np.zeros(nv), np.full(nv, np.inf)
-    ub[:nx] = state.ok[[m[0] for m in groups]].reshape(-1).astype(float)
-    ub[i_y:] = 1.0
-    ub[i_w] = big
-    lb[i_w] = problem.lower_bound()
+    ub[:nx] = state.ok[[m[0] for m in state.members]].reshape(-1).astype(float)
+    ub[model.order :] = 1.0
+    ub[model.makespan] = big
+    lb[model.makespan] = problem.lower_bound()
     integrality = np.zeros(nv)
     integrality[:nx] = 1
-    integrality[i_y:] = 1
+    integrality[model.order :] = 1
     cost = np.zeros(nv)
-    cost[i_w] = 1.0
+    cost[model.makespan] = 1.0
     res = milp(
         cost,
-        constraints=LinearConstraint(a_mat.tocsr(), lo, hi),
+        constraints=model.matrix(),
         integrality=integrality,
         bounds=Bounds(lb, ub),
         options={"time_limit": time_limit, "disp": False},
@@ -171,9 +208,9 @@ def milp_placement(
             f"MILP for problem {problem.name!r} found no feasible assignment ({res.message}); "
             "hint: check memory caps, or raise time_limit"
         )
-    x = res.x[:nx].reshape(ng, d)
-    assignment = np.empty(n, dtype=np.int64)
-    for g in range(ng):
-        assignment[groups[g]] = int(np.argmax(x[g]))
+    x = res.x[:nx].reshape(model.n_groups, problem.d)
+    assignment = np.empty(problem.n, dtype=np.int64)
+    for g, members in enumerate(state.members):
+        assignment[members] = int(np.argmax(x[g]))
     bound = float(getattr(res, "mip_dual_bound", res.fun) or res.fun)
     return MilpResult(assignment, float(res.fun), bound, res.status == 0)
