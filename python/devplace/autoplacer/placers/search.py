@@ -32,7 +32,7 @@ __all__ = [
     "search",
 ]
 
-#: Seconds `search` (and `autoplace`) may spend by default: 1,000 ops placed in under 1 s.
+#: Seconds a placement call may spend by default (see `check_budget` for the margin).
 DEFAULT_BUDGET_S = 0.8
 
 #: The largest budget accepted, in seconds: a bound on every placement call.
@@ -47,8 +47,14 @@ WALK = 0.03
 
 
 def check_budget(value: object, option: str = "budget") -> float:
-    """`value` as a budget in seconds: a finite number in (0, MAX_BUDGET_S]; else a
-    AutoPlacementError naming `option`, the value and the allowed range."""
+    """`value` as a budget in seconds: a finite number in (0, MAX_BUDGET_S]; else an
+    AutoPlacementError naming `option`, the value and the allowed range.
+
+    A placement ends within its budget plus a margin: reading the input and scoring the result
+    (linear in the graph), the portfolio member still running when the budget ran out (the
+    quadratic ones have size limits: m_sct at 2,000 ops takes about 1.5 s), and the one
+    simulation running then (see benchmarks/placement/scaling.md).
+    """
     seconds = math.nan
     if not isinstance(value, bool):
         try:

@@ -1,0 +1,171 @@
+"""How placement time grows with the graph: random DAGs of 1k to 100k ops on 4 devices.
+
+    .venv/bin/python benchmarks/placement/scaling.py [--sizes 1000 5000 20000 100000]
+        [--placer-sizes 1000 5000 20000] [--budget 0.8]
+
+Each graph is a workload file (the format of python/devplace/workloads/README.md): op i takes 3 inputs drawn
+from the ops before it, accelerator times 1-10, CPU times 4x those, transfer costs 0.5-5, on 2
+accelerators and 2 CPU cores. Recorded per size: the whole `devplace place` call for strategy
+auto (in process: loading, placement and scoring; and as a command, start-up included), and per
+registered placer at the smaller sizes its time and makespan, or why it was refused. Writes
+scaling.json and scaling.md beside this file with the machine, the command and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from devplace.autoplacer.command import place_file
+from devplace.autoplacer.placers import PLACERS
+from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
+from devplace.autoplacer.simulator import simulate
+from devplace.autoplacer.workloads import load_workload
+
+HERE = Path(__file__).resolve().parent
+INPUTS_PER_OP = 3
+
+
+def random_dag(n: int, seed: int = 0) -> dict[str, Any]:
+    """A workload with n ops, each fed by up to 3 distinct earlier ops, on 2 accs + 2 CPUs."""
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(1.0, 10.0, n)
+    cost = rng.uniform(0.5, 5.0, n)
+    nodes = [
+        {"id": i, "supportedOnFpga": 1, "cpuLatency": 4 * a, "fpgaLatency": a, "size": 1.0}
+        for i, a in enumerate(acc.tolist())
+    ]
+    edges = [
+        {"sourceId": u, "destId": v, "cost": cost[u]}
+        for v in range(1, n)
+        for u in sorted(set(rng.integers(0, v, size=min(INPUTS_PER_OP, v)).tolist()))
+    ]
+    return {"maxSizePerFPGA": float(n), "maxFPGAs": 2, "maxCPUs": 2, "nodes": nodes, "edges": edges}
+
+
+def time_command(path: Path, budget: float) -> float:
+    """Wall seconds of `devplace place PATH` as a separate process (start-up included)."""
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "devplace", "place", str(path), "--budget", str(budget)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    return time.perf_counter() - t0
+
+
+def per_placer(path: Path, budget: float) -> dict[str, dict[str, Any]]:
+    """Each registered placer's time and makespan on the workload, or why it was refused."""
+    problem = load_workload(path)
+    out: dict[str, dict[str, Any]] = {}
+    for name, placer in PLACERS.items():
+        refusal = placer.refusal(problem)
+        if refusal is not None:
+            out[name] = {"refused": refusal}
+            continue
+        t0 = time.perf_counter()
+        assignment = placer(problem, budget)
+        seconds = time.perf_counter() - t0
+        out[name] = {"seconds": seconds, "makespan": simulate(problem, assignment).makespan}
+        print(f"  {name}: {seconds:.2f} s", flush=True)
+    return out
+
+
+def markdown(record: dict[str, Any]) -> str:
+    """The results as tables."""
+    lines = [
+        "# Placement scaling",
+        "",
+        f"{record['date']} on {record['machine']}.",
+        f"Command: `{record['command']}`. Budget {record['budget']} s.",
+        "",
+        "Random DAGs, 3 inputs per op, 2 accelerators + 2 CPUs (see scaling.py).",
+        "",
+        "## `devplace place` with strategy auto",
+        "",
+        "| ops | edges | in process (s) | placement (s) | as a command (s) | chosen | makespan | "
+        "lower bound |",
+        "|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for row in record["auto"]:
+        lines.append(
+            f"| {row['ops']:,} | {row['edges']:,} | {row['total_seconds']:.2f} | "
+            f"{row['seconds']:.2f} | {row['command_seconds']:.2f} | {row['chosen']} | "
+            f"{row['makespan']:.6g} | {row['lower_bound']:.6g} |"
+        )
+    sizes = list(record["placers"])
+    lines += [
+        "",
+        "## Per placer: seconds (makespan), or refused by size",
+        "",
+        "| placer | " + " | ".join(f"{int(n):,} ops" for n in sizes) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
+    for name in PLACERS:
+        cells = []
+        for n in sizes:
+            cell = record["placers"][n][name]
+            cells.append(
+                "refused"
+                if "refused" in cell
+                else f"{cell['seconds']:.2f} ({cell['makespan']:.6g})"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    refusals = {
+        f"{name}: {cell['refused']}"
+        for by in record["placers"].values()
+        for name, cell in by.items()
+        if "refused" in cell
+    }
+    lines += ["", *(f"- {x}" for x in sorted(refusals))]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000, 100000])
+    parser.add_argument("--placer-sizes", type=int, nargs="+", default=[1000, 5000, 20000])
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S)
+    parser.add_argument("--out", default=str(HERE / "scaling"), help="output path stem")
+    args = parser.parse_args()
+    record: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}",
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "budget": args.budget,
+        "auto": [],
+        "placers": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sorted(set(args.sizes) | set(args.placer_sizes)):
+            data = random_dag(n)
+            path = Path(tmp) / f"dag{n}.json"
+            path.write_text(json.dumps(data))
+            if n in args.sizes:
+                result = place_file(str(path), "auto", args.budget)
+                row = {k: v for k, v in result.items() if k != "assignment"}
+                row.update(
+                    edges=len(data["edges"]), command_seconds=time_command(path, args.budget)
+                )
+                record["auto"].append(row)
+                print(f"{n} ops: auto {row['total_seconds']:.2f} s in process", flush=True)
+            if n in args.placer_sizes:
+                record["placers"][n] = per_placer(path, args.budget)
+    Path(args.out + ".json").write_text(json.dumps(record, indent=1) + "\n")
+    Path(args.out + ".md").write_text(markdown(record))
+
+
+if __name__ == "__main__":
+    main()
