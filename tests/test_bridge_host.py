@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -185,3 +186,45 @@ def test_end_of_input_is_a_clean_exit() -> None:
     h = HostProcess()
     assert h.request("echo", 1) == 1
     assert h.close() == 0
+
+
+class Nester:
+    """A client-side "Julia" function that calls back into Python through `map` `n` deep."""
+
+    def __init__(self, host: HostProcess) -> None:
+        self.host = host
+        self.list = host.request("builtin", "list")
+        self.map = host.request("builtin", "map")
+        host.callbacks[10] = self
+
+    def __call__(self, n: int) -> int:
+        if n == 0:
+            return 0
+        mapped = self.host.request("call", self.map, (JuliaRef(10, "nest"), [n - 1]), None)
+        return 1 + self.host.request("call", self.list, (mapped,), None)[0]
+
+
+def test_callbacks_nest_to_the_recursion_limit_and_fail_clearly_beyond(host: HostProcess) -> None:
+    keep = host.request("call", host.request("builtin", "object"), (), None)
+    nest = Nester(host)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # this client recurses as deep as the host
+    try:
+        assert nest(50) == 50
+        with pytest.raises(HostError) as err:
+            nest(2000)
+        # the depth the host allows with its default limit (1000 frames): about 120 levels
+        deepest = 0
+        for n in (60, 90, 100, 110, 115, 120, 125):
+            try:
+                deepest = nest(n)
+            except HostError:
+                break
+    finally:
+        sys.setrecursionlimit(old)
+    assert deepest >= 100
+    assert "CallbackDepthError" in err.value.message
+    assert "recursion limit (1000 frames)" in err.value.message
+    assert "Hint" in err.value.message
+    assert host.request("repr", keep).startswith("<object object")  # objects alive, in sync
+    assert host.request("echo", "in sync") == "in sync"

@@ -7,16 +7,26 @@ streams in seconds); a few cases run against the real `python -m devplace.bridge
 from __future__ import annotations
 
 import os
+import select
+import signal
 import struct
+import subprocess
+import sys
 import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
-from bridge_client import HostProcess
+from bridge_client import HostError, HostProcess
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from julia_runner import PROJECT, REPO, require_julia
 
 from devplace.bridge import frames, wire
 from devplace.bridge.host import Host
+from devplace.bridge.wire import JuliaRef
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -133,3 +143,212 @@ def test_the_real_process_exits_cleanly_when_a_frame_is_cut() -> None:
     h.send_raw(ECHO[:7])
     assert h.close() == 2
     assert "stream ended inside a frame" in h.stderr and "Traceback" not in h.stderr
+
+
+# --- nested callbacks, errors inside them and releases, interleaved ---------------------------
+
+#: A plan a client-side "Julia" function runs: "make" an object, "release" the last one made,
+#: "fail" (raise), or a nested plan (call back into Python, which runs it as a callback).
+plans = st.recursive(
+    st.lists(st.sampled_from(["make", "release", "fail"]), max_size=4),
+    lambda inner: st.lists(st.sampled_from(["make", "release", "fail"]) | inner, max_size=4),
+    max_leaves=25,
+)
+
+
+def expected(plan: list[Any]) -> list[Any]:
+    """What running `plan` returns (or raises), computed without the host."""
+    out: list[Any] = []
+    for step in plan:
+        if step == "fail":
+            raise ValueError("planned failure")
+        if isinstance(step, list):
+            try:
+                out.append(expected(step))
+            except ValueError:
+                out.append("error: ValueError: planned failure")  # as JuliaError
+        else:
+            out.append(step)
+    return out
+
+
+@pytest.fixture(scope="module")
+def nesting_host() -> Iterator[HostProcess]:
+    h = HostProcess()
+    yield h
+    assert h.close() == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(plans)
+def test_nested_callbacks_errors_and_releases_interleave(
+    nesting_host: HostProcess, plan: list[Any]
+) -> None:
+    host = nesting_host
+    baseline = host.request("stats")
+    object_ = host.request("builtin", "object")
+    list_ = host.request("builtin", "list")
+    map_ = host.request("builtin", "map")
+    made: list[Any] = []
+
+    def run(plan: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for step in plan:
+            if step == "make":
+                made.append(host.request("call", object_, (), None))
+            elif step == "release" and made:
+                host.release([made.pop().id])  # mid-callback, between requests
+            elif step == "fail":
+                raise ValueError("planned failure")
+            if isinstance(step, list):
+                mapped = host.request("call", map_, (JuliaRef(20, "run"), [step]), None)
+                try:
+                    out.append(host.request("call", list_, (mapped,), None)[0])
+                except HostError as err:
+                    out.append(f"error: {err.message}")
+                host.release([mapped.id])
+            else:
+                out.append(step)
+        return out
+
+    host.callbacks[20] = run
+    try:
+        want = expected(plan)
+    except ValueError:
+        with pytest.raises(ValueError):
+            run(plan)
+    else:
+        assert run(plan) == want
+    gc = host.request("import", "gc")
+    collect = host.request("getattr", gc, "collect")
+    host.release([h.id for h in made] + [object_.id, list_.id, map_.id])
+    host.request("call", collect, (), None)  # proxies kept alive by tracebacks' cycles
+    host.release([gc.id, collect.id])
+    host.request("stats")  # carries the host's releases of the Julia functions
+    after = host.request("stats")
+    assert after["julia_functions"] == baseline["julia_functions"]
+    assert after["handles"] == baseline["handles"]
+
+
+# --- the real Julia process: Ctrl-C and death ---------------------------------------------------
+
+
+class JuliaScript:
+    """A Julia process running `code` (DevPlace loaded), read line by line with deadlines."""
+
+    def __init__(self, code: str, tmp: Path) -> None:
+        script = tmp / "script.jl"
+        script.write_text("Base.exit_on_sigint(false)\nusing DevPlace\n" + code, encoding="utf-8")
+        env = dict(os.environ)
+        env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
+        env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+        self.proc = subprocess.Popen(
+            [require_julia(), f"--project={PROJECT}", str(script)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        self.seen: list[str] = []
+
+    def expect(self, prefix: str, timeout: float = 120) -> str:
+        """The next line starting with `prefix` (other lines are kept for the failure message)."""
+        assert self.proc.stdout is not None
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            ready, _, _ = select.select([self.proc.stdout], [], [], end - time.monotonic())
+            line = self.proc.stdout.readline() if ready else ""
+            if not line and (not ready or self.proc.poll() is not None):
+                break
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return line[len(prefix) :].strip()
+        raise AssertionError(
+            f"no line {prefix!r} within {timeout} s; output:\n{''.join(self.seen)}"
+        )
+
+    def finish(self) -> int:
+        try:
+            return self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def gone(pid: int) -> bool:
+    """Has process `pid` exited (a zombie nobody reaped counts as exited)?"""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+INTERRUPTED = """
+x = constant(2.0)
+sess = Session()
+sleepy = pybuiltin("eval")("lambda s: __import__('time').sleep(s) or s")
+y = tf.py_func(sleepy, [constant(4.0)], tf.float64)
+pid = DevPlace.host_pid()
+for what in ("python", "tensorflow")
+    println("READY"); flush(stdout)
+    t = time()
+    r = try
+        what == "python" ? pyimport("time").sleep(100) : run(sess, y)
+        "finished"
+    catch e
+        e
+    end
+    println("INTERRUPTED ", r isa InterruptException, " ", time() - t); flush(stdout)
+    println("NEXT ", run(sess, x * 3.0), " ", DevPlace.host_pid() == pid); flush(stdout)
+end
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a child: Linux")
+def test_ctrl_c_interrupts_a_call_and_keeps_the_host_and_the_graph(tmp_path: Path) -> None:
+    julia = JuliaScript(INTERRUPTED, tmp_path)
+    for _ in ("python", "tensorflow"):  # a Python call, then a TF run that cannot stop midway
+        julia.expect("READY")
+        time.sleep(1.0)
+        julia.proc.send_signal(signal.SIGINT)
+        interrupted, seconds = julia.expect("INTERRUPTED ").split()
+        assert interrupted == "true"
+        assert float(seconds) < 30  # a bound far below the 100 s call, not a benchmark
+        assert julia.expect("NEXT ") == "6.0 true"  # same host, same graph, same session
+    assert julia.finish() == 0
+
+
+ORPHAN = """
+println("HOST ", DevPlace.host_pid()); flush(stdout)
+pyimport("time").sleep(100)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc: Linux")
+def test_the_host_dies_with_a_killed_julia_during_a_call(tmp_path: Path) -> None:
+    julia = JuliaScript(ORPHAN, tmp_path)
+    host_pid = int(julia.expect("HOST "))
+    time.sleep(0.5)  # the host is inside its 100 s call
+    julia.proc.kill()
+    julia.finish()
+    deadline = time.monotonic() + 10  # a bound far below the call, not a benchmark
+    while not gone(host_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(host_pid), f"host {host_pid} outlived its Julia parent"
+
+
+def test_the_host_exits_when_its_parent_pid_is_gone() -> None:
+    host = subprocess.Popen(  # the watchdog's check, which works on any system
+        [sys.executable, "-m", "devplace.bridge", "--parent-pid", "999999999"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        assert host.wait(30) == 3
+    finally:
+        host.kill()
+        host.wait()
+        assert host.stdin is not None
+        host.stdin.close()
