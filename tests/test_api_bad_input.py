@@ -46,6 +46,12 @@ BAD_INPUT = [
     ("target='http://...'", session(target="http://h:1"), ValueError, "'http://h:1'"),
     ("target port 99999", session(target="grpc://127.0.0.1:99999"), ValueError, ":99999"),
     ("target=5", session(target=5), TypeError, "target=5"),
+    (
+        "ClusterSession timeout",
+        lambda: dp.ClusterSession({"worker": ["localhost:2222"]}, timeout="soon"),
+        TypeError,
+        "timeout='soon'",
+    ),
     # Device strings and scopes.
     ("cpu(10**30)", lambda: dp.cpu(10**30), ValueError, f"/cpu:{10**30}"),
     ("gpu('0')", lambda: dp.gpu("0"), ValueError, "/gpu:0"),

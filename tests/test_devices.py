@@ -172,13 +172,7 @@ devices = st.builds(
 def written_forms(draw):
     """A device and one of the ways a user may write it (short or long, any case of type)."""
     device = draw(devices)
-    parts = []
-    if device.job is not None:
-        parts.append(f"/job:{device.job}")
-    if device.replica is not None:
-        parts.append(f"/replica:{device.replica}")
-    if device.task is not None:
-        parts.append(f"/task:{device.task}")
+    parts = [str(dp.Device(device.job, device.replica, device.task))]
     if device.device_type is not None:
         kind = draw(st.sampled_from([str.lower, str.upper]))(device.device_type)
         index = "*" if device.device_index is None else device.device_index

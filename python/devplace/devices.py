@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from devplace.errors import Error
+from devplace.errors import Error, quoted
 
 __all__ = [
     "LOCAL_PREFIX",
@@ -53,20 +53,13 @@ _RUNTIME_NAME = re.compile(
 )
 
 
-def _quoted(spec: object) -> str:
-    """`repr(spec)`, shortened for long strings (an error message is not a dump)."""
-    if isinstance(spec, str) and len(spec) > 100:
-        return f"{spec[:60]!r}... ({len(spec)} characters)"
-    return repr(spec)
-
-
 class DeviceSpecError(Error, ValueError):
     """A device string or spec that cannot be understood; the message quotes it."""
 
     def __init__(self, spec: object, problem: str):
         self.spec = spec
         self.problem = problem
-        super().__init__(f"malformed device {_quoted(spec)}: {problem}; {_HINT}")
+        super().__init__(f"malformed device {quoted(spec)}: {problem}; {_HINT}")
 
 
 @dataclass(frozen=True)
@@ -116,7 +109,7 @@ def _parse_index(spec: object, field: str, text: str) -> int:
     if not _INDEX.match(text):
         raise DeviceSpecError(spec, f"{field} must be a non-negative integer, got {text!r}")
     if len(text) > len(str(MAX_INDEX)) or int(text) > MAX_INDEX:
-        raise DeviceSpecError(spec, f"{field} {_quoted(text)} is above the maximum {MAX_INDEX}")
+        raise DeviceSpecError(spec, f"{field} {quoted(text)} is above the maximum {MAX_INDEX}")
     return int(text)
 
 
@@ -162,7 +155,7 @@ def _parse_string(spec: str) -> Device:
             put("device_type", _parse_type(spec, device_type))
             put("device_index", None if index == "*" else _parse_index(spec, "index", index))
         else:
-            raise DeviceSpecError(spec, f"cannot read the part {_quoted(part)}")
+            raise DeviceSpecError(spec, f"cannot read the part {quoted(part)}")
     return Device(**found)
 
 

@@ -7,7 +7,14 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 
 from typing import Any
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "Error"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "Error", "quoted"]
+
+
+def quoted(value: Any) -> str:
+    """`repr(value)`, shortened when long: a message names its input, it does not dump it."""
+    text = repr(value)
+    size = len(value) if isinstance(value, str) else len(text)
+    return text if size <= 100 else f"{text[:60]}... ({size} characters)"
 
 
 class Error(Exception):
@@ -18,11 +25,8 @@ class _BadArgument(Error):
     def __init__(self, function: str, argument: str, value: Any, expected: str, hint: str):
         self.argument = argument
         self.value = value
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = f"{shown[:60]}... ({len(shown)} characters)"
         super().__init__(
-            f"{function}: {argument} must be {expected}, got {shown} "
+            f"{function}: {argument} must be {expected}, got {quoted(value)} "
             f"(a {type(value).__name__}). Hint: {hint}"
         )
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf
-from devplace.errors import Error
+from devplace.errors import Error, quoted
 
 __all__ = [
     "MAX_DEVICES",
@@ -31,6 +31,7 @@ __all__ = [
     "SessionOptionError",
     "SessionOptionTypeError",
     "build_config",
+    "check_option",
     "check_target",
     "options_table",
 ]
@@ -43,11 +44,6 @@ MAX_THREADS = 4096
 MAX_TIMEOUT = 1e9
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
-
-
 class SessionOptionError(Error, ValueError):
     """A Session option with a value it cannot take; names the option, expected, found, hint."""
 
@@ -55,8 +51,8 @@ class SessionOptionError(Error, ValueError):
         self.option = option
         self.value = value
         super().__init__(
-            f"Session option {option}={_shown(value)}: expected {expected}, found "
-            f"{_shown(value)} (a {type(value).__name__}). Hint: {hint}"
+            f"Session option {option}={quoted(value)}: expected {expected}, found "
+            f"{quoted(value)} (a {type(value).__name__}). Hint: {hint}"
         )
 
 
@@ -279,6 +275,11 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}
+
+
+def check_option(name: str, value: Any) -> Any:
+    """One option's value checked and normalised as `Session` does it (`SessionOptionError`)."""
+    return _BY_NAME[name].validate(value)
 
 
 def build_config(options: dict[str, Any], config: Any = None) -> Any:

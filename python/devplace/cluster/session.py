@@ -7,6 +7,7 @@ from typing import Any
 from devplace.cluster import spec as specs
 from devplace.cluster.errors import PEER_FAILURES, explain
 from devplace.session import DEFAULT_REMOTE_TIMEOUT, Session
+from devplace.session_options import check_option
 
 __all__ = ["ClusterSession"]
 
@@ -28,9 +29,7 @@ class ClusterSession(Session):
         self.target = specs.target(self.cluster_spec, job, int(task))
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = DEFAULT_REMOTE_TIMEOUT
-        self.timeout = float(kwargs["timeout"])
-        if self.timeout <= 0:
-            raise ValueError(f"ClusterSession: timeout must be positive, got {self.timeout!r}")
+        self.timeout = check_option("timeout", kwargs["timeout"])
         # After TF's deadline come the probe that names a silent task and the explanation; all
         # must end within `timeout`. A tenth of it (at most 1 s) is kept back, 3/4 for the probe.
         reserve = min(1.0, 0.1 * self.timeout)
