@@ -287,22 +287,32 @@ def test_tf_force_gpu_allow_growth_overrides_allow_growth_and_the_warning_says_s
     assert "TF_FORCE_GPU_ALLOW_GROWTH=true overrides allow_growth" in line
 
 
-GPU_MEMORY_LIMITS = """
+GPU_MEMORY = """
     import warnings
     import devplace as dp
 
     warnings.simplefilter("ignore")
-    for fraction in ({fractions}):
-        sess = dp.Session(gpu_memory_fraction=fraction)
-        print(next(d.memory_limit_bytes for d in sess.list_devices() if d.device_type == "GPU"))
+    tf = dp.tf
+    for fraction in {fractions}:
+        sess = dp.Session(gpu_memory_fraction=fraction, optimize=False)  # nothing folded
+    print(next(d.memory_limit_bytes for d in sess.list_devices() if d.device_type == "GPU"))
+    with dp.gpu(0):
+        block = tf.reduce_sum(tf.zeros([{size} // 4096, 1024]))  # {size} bytes on the GPU
+    try:
+        sess.run(block)
+        print("allocated")
+    except tf.errors.ResourceExhaustedError:
+        print("out of memory")
 """
 
 
 @requires_gpu
 def test_gpu_memory_fraction_acts_and_is_fixed_by_the_first_session():
-    quarter, half_asked_later = map(
-        int, run_python(GPU_MEMORY_LIMITS.format(fractions="0.25, 0.5"))
-    )
-    (half,) = map(int, run_python(GPU_MEMORY_LIMITS.format(fractions="0.5,")))
-    assert half / quarter == pytest.approx(2.0, rel=0.1)  # the option acts ...
-    assert half_asked_later == quarter  # ... but only in the process's first session
+    # 5% of the GPU, then a session asking for 10% that allocates 7.5%: TF keeps the 5%.
+    limit, outcome = run_python(GPU_MEMORY.format(fractions=(0.05,), size=4096))
+    size = int(1.5 * int(limit))
+    later = run_python(GPU_MEMORY.format(fractions=(0.05, 0.1), size=size))
+    fresh = run_python(GPU_MEMORY.format(fractions=(0.1,), size=size))
+    assert outcome == fresh[1] == "allocated"  # the option acts in a fresh process ...
+    assert later[1] == "out of memory"  # ... but not after the first session fixed 5%
+    assert int(fresh[0]) / int(limit) == pytest.approx(2.0, rel=0.1)
