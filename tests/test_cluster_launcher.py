@@ -58,38 +58,48 @@ def test_a_start_past_its_deadline_names_the_servers_and_leaves_nothing(tmp_path
     assert _processes_mentioning(str(tmp_path)) == []
 
 
-def test_servers_do_not_outlive_a_killed_owner(tmp_path):
+def test_nothing_outlives_a_killed_owner_even_a_stopped_server():
+    """SIGKILL of the launcher, with ps/0 stopped (SIGSTOP, so its exit-with-parent thread
+    cannot run): the reaper kills every server and removes the work folder, within a bound."""
     owner_code = textwrap.dedent(
         """
-        import json, sys, time
+        import json, time
         from devplace.cluster import LocalCluster
-        cluster = LocalCluster(ps=0, workers=1, workdir=sys.argv[1]).start()
-        print(json.dumps(cluster.pids), flush=True)
+        cluster = LocalCluster(ps=1, workers=1).start()
+        print(json.dumps([cluster.pids, str(cluster.workdir)]), flush=True)
         time.sleep(120)
         """
     )
-    owner = subprocess.Popen(
-        [sys.executable, "-c", owner_code, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
-    pids = {}
+    owner = subprocess.Popen([sys.executable, "-c", owner_code], stdout=subprocess.PIPE, text=True)
+    pids, workdir = {}, None
     try:
-        pids = json.loads(owner.stdout.readline() or "{}")
-        assert "worker/0" in pids
-        started = {role: procs.start_time(pid) for role, pid in pids.items()}
+        pids, workdir = json.loads(owner.stdout.readline() or "[{}, null]")
+        assert {"ps/0", "worker/0"} <= set(pids) and Path(workdir).is_dir()
+        assert Path(workdir).name.startswith("devplace-cluster-")
+        ours = _processes_mentioning(workdir)
+        assert set(pids.values()) - {pids.get("forwarder")} <= set(ours)
+        assert len(ours) > len(pids) - ("forwarder" in pids)  # the reaper too
+        started = {pid: procs.start_time(pid) for pid in [*pids.values(), *ours]}
+        os.kill(pids["ps/0"], signal.SIGSTOP)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(
-            procs.alive(pid, started[role]) for role, pid in pids.items()
+        while time.monotonic() < deadline and (
+            any(procs.alive(pid, when) for pid, when in started.items()) or Path(workdir).exists()
         ):
             time.sleep(0.1)
-        assert not any(procs.alive(pid, started[role]) for role, pid in pids.items())
+        assert [pid for pid, when in started.items() if procs.alive(pid, when)] == []
+        assert not Path(workdir).exists()
     finally:
         owner.kill()
         owner.wait(timeout=10)
         owner.stdout.close()
-        for pid in _processes_mentioning(str(tmp_path)):
-            procs.stop(pid, grace=2.0)
+        for pid in pids.values():
+            procs.kill_group(pid)
+        if workdir:
+            for pid in _processes_mentioning(workdir):
+                procs.stop(pid, grace=2.0)
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_without_a_namespace_it_warns_once_and_isolate_true_refuses(tmp_path):

@@ -18,10 +18,13 @@ import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 
 if __package__:
-    from devplace.cluster import atomic, netns, procs
-else:  # run as a script: the sibling modules, without importing devplace (and TensorFlow)
+    from devplace import atomic
+    from devplace.cluster import netns, procs
+else:  # run as a script: the sibling modules and devplace/atomic.py, without importing devplace
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
     import atomic  # type: ignore[import-not-found, no-redef]
     import netns  # type: ignore[import-not-found, no-redef]
     import procs  # type: ignore[import-not-found, no-redef]

@@ -110,6 +110,7 @@ class LocalCluster:
         self._own_workdir = workdir is None
         self._stop_owner = stop_owner
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._reaper: subprocess.Popen[bytes] | None = None
         self._spec: dict[str, list[str]] = {}
         self.isolated = False
         self.start_seconds: dict[str, float] = {}
@@ -191,6 +192,7 @@ class LocalCluster:
             self._spec_file = self._workdir / "cluster.json"
         atexit.register(self.stop)
         try:
+            self._start_reaper()
             ports = self._open_ports()
             self._spec = {
                 job: [f"127.0.0.1:{ports.pop(0)}" for _ in range(count)]
@@ -208,6 +210,19 @@ class LocalCluster:
         self.start_seconds["total"] = time.monotonic() - began
         self._write_state()
         return self
+
+    def _start_reaper(self) -> None:
+        """The process that cleans up if this one dies without stop() (even by SIGKILL)."""
+        leftovers = [self._workdir] if self._own_workdir else []
+        if self.state_file is not None:
+            leftovers.append(self.state_file)
+        self._reaper = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("reaper.py"))]
+            + [f"--remove={path}" for path in leftovers],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def _open_ports(self) -> list[int]:
         count = sum(self.tasks.values())
@@ -284,6 +299,11 @@ class LocalCluster:
                 pass_fds=pass_fds or (),
                 start_new_session=True,  # Ctrl-C in a terminal reaches the launcher only
             )
+        if self._reaper is not None:
+            assert self._reaper.stdin is not None
+            pid = self._procs[role].pid
+            self._reaper.stdin.write(f"{pid} {procs.start_time(pid)!r}\n".encode())
+            self._reaper.stdin.flush()
         if role == _FORWARDER:
             self._wait([role], 20.0)
 
@@ -330,6 +350,14 @@ class LocalCluster:
             procs.stop(proc.pid, proc=proc, grace=5.0)
         self._procs.clear()
         self._spec = {}
+        if self._reaper is not None:
+            assert self._reaper.stdin is not None
+            self._reaper.stdin.close()  # end of input: it finds nothing left and exits
+            try:
+                self._reaper.wait(5.0)
+            except subprocess.TimeoutExpired:
+                procs.stop(self._reaper.pid, proc=self._reaper, grace=1.0)
+            self._reaper = None
         if self.state_file is not None:
             self.state_file.unlink(missing_ok=True)
         if self._own_workdir and self._workdir is not None:

@@ -1,11 +1,12 @@
 """Processes by PID: start and wait for readiness, tell them apart from reused PIDs, stop them.
 
-Standard library only (the forwarder imports it without importing devplace). Every wait here
-has a deadline.
+Standard library and psutil only: the forwarder and the reaper, run as scripts, import it
+without importing devplace (and TensorFlow). Every wait here has a deadline.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -13,10 +14,13 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 __all__ = [
     "ProcessStartError",
     "alive",
     "exit_with_parent",
+    "kill_group",
     "start_time",
     "stop",
     "wait_ready",
@@ -27,32 +31,42 @@ class ProcessStartError(RuntimeError):
     """A process did not become ready: it exited, or the deadline passed."""
 
 
-def start_time(pid: int) -> int | None:
-    """The start time of process `pid` (clock ticks since boot), or None if there is none.
+def start_time(pid: int) -> float | None:
+    """The start time of process `pid` (seconds since the epoch), or None if there is none.
 
     A PID together with its start time names one process, even after the PID is reused.
     """
     try:
-        stat = Path(f"/proc/{int(pid)}/stat").read_text()
-    except OSError:
+        return psutil.Process(int(pid)).create_time()
+    except psutil.Error:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pid)}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-def alive(pid: int, started: int | None = None) -> bool:
+def alive(pid: int, started: float | None = None) -> bool:
     """Whether `pid` runs (and, given `started`, is still the process that started then)."""
-    now = start_time(pid)
-    if now is None or _zombie(pid):
+    try:
+        process = psutil.Process(int(pid))
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or process.create_time() == started
+    except psutil.Error:
         return False
-    return started is None or now == started
+
+
+def kill_group(pid: int, started: float | None = None) -> bool:
+    """SIGKILL the process group led by `pid` (a session leader); True if it was running.
+
+    SIGKILL ends a stopped (SIGSTOP) process too; with `started`, a reused PID is left alone.
+    """
+    if not alive(pid, started):
+        return False
+    try:
+        os.killpg(int(pid), signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # not a group leader we may signal: the process alone
+        psutil.Process(int(pid)).kill()
+    return True
 
 
 def exit_with_parent() -> None:
@@ -108,29 +122,19 @@ def wait_ready(
     return took
 
 
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _gone_within(pid: int, proc: subprocess.Popen[bytes] | None, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            return True
-        if proc is None and not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+def _wait(process: psutil.Process, proc: subprocess.Popen[bytes] | None, seconds: float) -> None:
+    # a child is reaped by its Popen (so its returncode is set); anything else psutil waits for
+    if proc is not None:
+        proc.wait(seconds)
+    else:
+        process.wait(seconds)
 
 
 def stop(
     pid: int,
     *,
     proc: subprocess.Popen[bytes] | None = None,
-    started: int | None = None,
+    started: float | None = None,
     grace: float = 5.0,
     sig: int = signal.SIGTERM,
 ) -> bool:
@@ -141,12 +145,22 @@ def stop(
     """
     if proc is not None and proc.poll() is not None:
         return False
-    if proc is None and not alive(pid, started):
+    if not alive(pid, started):
+        if proc is not None:
+            proc.wait(5.0)
         return False
-    _signal(pid, sig)
-    if sig not in (signal.SIGKILL, signal.SIGSTOP):
-        _signal(pid, signal.SIGCONT)
-    if not _gone_within(pid, proc, grace):
-        _signal(pid, signal.SIGKILL)
-        _gone_within(pid, proc, 5.0)
+    try:
+        process = psutil.Process(int(pid))
+        process.send_signal(sig)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            process.resume()
+        try:
+            _wait(process, proc, grace)
+        except (subprocess.TimeoutExpired, psutil.TimeoutExpired):
+            process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired, psutil.TimeoutExpired):
+                _wait(process, proc, 5.0)
+    except psutil.NoSuchProcess:
+        if proc is not None:
+            proc.wait(5.0)
     return True

@@ -11,7 +11,8 @@ import argparse
 import os
 import sys
 
-from devplace.cluster import atomic, procs
+from devplace import atomic
+from devplace.cluster import procs
 
 __all__ = ["main", "serve"]
 

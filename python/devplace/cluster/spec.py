@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from devplace import atomic
 from devplace._tf import tf
-from devplace.cluster import atomic
 from devplace.devices import Device, canonical_device
 from devplace.errors import Error
 

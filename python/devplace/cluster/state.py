@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devplace.cluster import atomic, procs
+from devplace import atomic
+from devplace.cluster import procs
 
 __all__ = ["ClusterState", "ProcessEntry", "default_state_file", "read_state", "stop_cluster"]
 
