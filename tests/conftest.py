@@ -37,8 +37,3 @@ def fresh_graph():
     graph = dp.tf.Graph()
     with graph.as_default():
         yield graph
-
-
-def ran_on(report, name):
-    """The device op `name` actually ran on, from a placement report (RunMetadata)."""
-    return report.actual(name)
