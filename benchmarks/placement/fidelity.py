@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ import numpy as np
 
 import devplace as dp
 from devplace.autoplacer import CostModel, fit_link, place, simulate
+from devplace.autoplacer.api import step_time_us
 from devplace.autoplacer.tf_graph import problem_from_graph
 
 HERE = Path(__file__).resolve().parent
@@ -47,18 +47,6 @@ from models import MODELS  # noqa: E402
 
 tf = dp.tf
 CORES = len(os.sched_getaffinity(0))
-
-
-def step_time_us(sess: Any, fetch: Any, feed: Any, runs: int) -> float:
-    """Median wall time of `runs` steps after two warm-ups, in µs."""
-    for _ in range(2):
-        sess.run(fetch, feed_dict=feed)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        sess.run(fetch, feed_dict=feed)
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
 
 
 def overhead_us(runs: int) -> float:

@@ -13,30 +13,17 @@ device is a second logical CPU, so the script runs (and is tested) anywhere. Abo
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import devplace as dp
 from devplace.autoplacer import CostModel, autoplace, fit_crossings, profile_devices
+from devplace.autoplacer.api import step_time_us
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import MODELS  # noqa: E402
 
 tf = dp.tf
-
-
-def _median_step(sess: Any, fetch: Any, feed: Any, runs: int) -> float:
-    for _ in range(3):
-        sess.run(fetch, feed_dict=feed)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        sess.run(fetch, feed_dict=feed)
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
 
 
 def crossings(cpu: str, other: str, runs: int) -> list[dict[str, float]]:
@@ -56,7 +43,7 @@ def crossings(cpu: str, other: str, runs: int) -> list[dict[str, float]]:
                     y = tf.reduce_sum(h)
             with dp.Session(graph=graph, cpus=2, soft=True, optimize=False) as sess:
                 dp.init(sess)
-                chain[mode] = _median_step(sess, y, None, runs)
+                chain[mode] = step_time_us(sess, y, None, runs)
         out.append(
             {
                 "bytes": nbytes,

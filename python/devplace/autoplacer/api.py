@@ -18,7 +18,7 @@ from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import place
 
-__all__ = ["Placement", "autoplace"]
+__all__ = ["Placement", "autoplace", "step_time_us"]
 
 
 @dataclass
@@ -105,6 +105,18 @@ def _candidates(
     return out
 
 
+def step_time_us(sess: Any, fetches: Any, feed: Any = None, runs: int = 20) -> float:
+    """Median wall time (µs) of `runs` steps of `fetches` after two warm-up steps."""
+    for _ in range(2):
+        sess.run(fetches, feed_dict=feed)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run(fetches, feed_dict=feed)
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
 def _measure(
     session: Any, fetches: Any, feed: Any, ops: list[Any], devices: list[str], runs: int
 ) -> float:
@@ -126,17 +138,10 @@ def _measure(
         with tf.Session(session.sess_str, graph=graph, config=config) as sess:
             if inits:
                 sess.run(inits)
-            for _ in range(2):
-                sess.run(fetches, feed_dict=feed)
-            times = []
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                sess.run(fetches, feed_dict=feed)
-                times.append((time.perf_counter() - t0) * 1e6)
+            return step_time_us(sess, fetches, feed, runs)
     finally:
         for op, dev in zip(ops, before, strict=True):
             op._set_device(dev)
-    return statistics.median(times)
 
 
 def autoplace(

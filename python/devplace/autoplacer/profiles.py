@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from devplace.autoplacer.cost import DeviceProfiles
-from devplace.autoplacer.graph import AutoPlacementError
-from devplace.devices import DeviceSpecError, canonical_device, parse_device
+from devplace.devices import parse_device
 
 __all__ = ["profile_devices"]
 
@@ -38,17 +37,10 @@ def profile_devices(
     """
     import devplace as dp
     from devplace._tf import tf
+    from devplace.autoplacer.tf_graph import device_names
 
     graph = sess_or_graph if isinstance(sess_or_graph, tf.Graph) else sess_or_graph.graph
-    if isinstance(devices, str) or not devices:
-        raise AutoPlacementError(
-            f"profile_devices needs a non-empty list of devices, got {devices!r}; "
-            "hint: devices=['/device:CPU:0', '/device:GPU:0']"
-        )
-    try:
-        names = [canonical_device(x) for x in devices]
-    except DeviceSpecError as err:
-        raise AutoPlacementError(f"bad device in devices={list(devices)!r}: {err}") from err
+    names = device_names(devices)
     ops = graph.get_operations()
     before = [op.device for op in ops]
     profiles: dict[str, dict[str, dict[str, Any]]] = {}

@@ -23,7 +23,13 @@ from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
 from devplace.scopes import PS_OPS, variable_bytes
 
-__all__ = ["effective_assignment", "estimate_us", "fetch_closure", "problem_from_graph"]
+__all__ = [
+    "device_names",
+    "effective_assignment",
+    "estimate_us",
+    "fetch_closure",
+    "problem_from_graph",
+]
 
 
 def _fetch_ops(fetches: Any, graph: Any) -> list[Any]:
@@ -128,7 +134,7 @@ def _pin_mask(op: Any, names: list[str]) -> np.ndarray | None:
     return ok
 
 
-def _device_names(devices: Sequence[str]) -> list[str]:
+def device_names(devices: Sequence[str]) -> list[str]:
     """Canonical names of `devices`, checked: a non-empty list naming each device once."""
     if isinstance(devices, str) or not devices:
         raise AutoPlacementError(
@@ -231,7 +237,7 @@ def problem_from_graph(
     """The placement problem of the ops `fetches` need, and those ops (index = op index)."""
     cost = cost or CostModel()
     graph = graph or tf.get_default_graph()
-    names = _device_names(devices)
+    names = device_names(devices)
     ops = fetch_closure(fetches, graph)
     compute, out_bytes = _op_costs(ops, names, cost, profile)
     _forbid(compute, ops, names, respect_pins)
