@@ -119,6 +119,7 @@ def test_compare_numbers_equal_the_traces(traces, tmp_path):
     assert_png(out)
     for summary, path in ((comparison.a, traces[0]), (comparison.b, traces[1])):
         assert summary.makespan_us == raw_makespan(path)
+        assert summary.source == str(path)  # the path itself, no quotes inside the string
         assert (summary.transfer_count, summary.transfer_bytes) == raw_transfers(path)
         assert summary.devices == tuple(f"/device:{d}" for d in raw_devices(path))
         assert set(summary.busy_us) == set(summary.devices)

@@ -100,9 +100,10 @@ class TracedRun:
 
     @cached_property
     def step_time_us(self) -> float:
-        """From the first entry's start to the last one's end, all lanes, in µs."""
+        """From the first entry's start to the last one's end, all lanes, in µs (the trace's
+        makespan: entries end where TF's timeline draws them, at `all_end_rel_micros`)."""
         spans = [
-            (node.all_start_micros, node.all_start_micros + _duration(node))
+            (node.all_start_micros, node.all_start_micros + node.all_end_rel_micros)
             for dev in self.run_metadata.step_stats.dev_stats
             for node in dev.node_stats
             if node.node_name != "_SOURCE"
