@@ -31,9 +31,9 @@ function Base.showerror(io::IO, e::PyError)
     if e.julia_exception === nothing
         print(io, "PyError: ", e.type, ": ", e.message)
     else
-        print(io, "PyError: a Julia function called from Python threw ")
+        print(io, "PyError: a Julia function called from Python threw:\n")
         showerror(io, e.julia_exception)
-        isempty(e.julia_backtrace) || print(io, "\nin:\n", rstrip(e.julia_backtrace))
+        isempty(e.julia_backtrace) || print(io, "\nStacktrace:\n", rstrip(e.julia_backtrace))
     end
     isempty(e.traceback) || print(io, "\n\nPython ", rstrip(e.traceback))
 end
@@ -448,7 +448,8 @@ function user_backtrace(bt)
     lines = String[]
     for ptr in bt, f in StackTraces.lookup(ptr)
         f.func === :serve_callback && break
-        (debug || !(string(f.file) in BRIDGE_FILES || f.func === :reenable_sigint)) &&
+        (debug || !(f.from_c || f.line <= 0 || string(f.file) in BRIDGE_FILES ||
+                    f.func === :reenable_sigint)) &&
             push!(lines, string(" [", length(lines) + 1, "] ", f))
     end
     return join(lines, "\n")

@@ -27,6 +27,11 @@ end
     @test endswith(err.type, "JuliaError")
     @test occursin("too big: 2", err.message)
     @test err.julia_exception isa ErrorException
+    shown = sprint(showerror, err)
+    @test startswith(shown, "PyError: a Julia function called from Python threw:\ntoo big: 2")
+    @test count("too big", shown) == 1
+    @test occursin(" bad", shown) && occursin("callbacks.jl", shown)  # the user's frame
+    @test !occursin("host.jl", shown) && !occursin("reenable_sigint", shown)
     # Python sees a JuliaError it can catch
     ns = pyimport("devplace.bridge")
     @test ns.JuliaError isa PyObject
@@ -72,7 +77,56 @@ end
     @test err isa PyError && endswith(err.type, "JuliaError")
     @test err.julia_exception isa DomainError
     @test occursin("no sines here", err.message)
-    @test occursin("Traceback", err.traceback)  # the Python side of the way back
+    @test occursin("Traceback", err.traceback)  # the Python side of the way back (TF's frames)
+    shown = sprint(showerror, err)
+    @test startswith(shown, "PyError: a Julia function called from Python threw:\nDomainError")
+    @test count("no sines here", shown) == 1 && !occursin("JuliaError", shown)
     @test constant(3.0).device == ""  # the device function's scope was left
     @test echo("in sync") == "in sync"
+end
+
+@testset "a Python error inside a callback comes back once, as itself" begin
+    tf.reset_default_graph()
+    broken(op) = op.no_such_attribute
+    err = try
+        @pywith tf.device(broken) begin
+            constant(1.0)
+        end
+    catch e
+        e
+    end
+    @test err isa PyError && err.type == "AttributeError"
+    shown = sprint(showerror, err)
+    @test startswith(shown, "PyError: AttributeError: ")
+    @test count("no_such_attribute", shown) == 1
+    @test !occursin("JuliaError", shown) && !occursin("PyError: PyError", shown)
+    @test echo("in sync") == "in sync"
+end
+
+@testset "callbacks nest as deep as Python's recursion limit allows, and fail clearly beyond" begin
+    keep = pybuiltin("object")()
+    pylist, pymap = pybuiltin("list"), pybuiltin("map")
+    nest(n) = n == 0 ? 0 : 1 + pylist(pymap(nest, [n - 1]))[1]
+    @test nest(100) == 100
+    for n in (200, 2000)  # beyond the limit (about 120 levels with Python's default 1000)
+        err = try
+            nest(n)
+        catch e
+            e
+        end
+        @test err isa PyError && endswith(err.type, "CallbackDepthError")
+        @test occursin("recursion limit", err.message) && occursin("Hint", err.message)
+        @test length(sprint(showerror, err)) < 1000  # one error, not one per level
+    end
+    @test occursin("object object", D.pyrepr(keep))  # the host and its objects stay
+    # a Julia error 60 levels down comes back once, and the next call works
+    fail_at(n) = n == 60 ? error("failed at level $n") : pylist(pymap(fail_at, [n + 1]))[1]
+    err = try
+        fail_at(0)
+    catch e
+        e
+    end
+    @test err isa PyError && err.julia_exception isa ErrorException
+    @test count("failed at level 60", sprint(showerror, err)) == 1
+    @test nest(100) == 100
 end
