@@ -6,9 +6,11 @@
     tf
 
 The host's `devplace.tf`, i.e. `tensorflow.compat.v1` in TF1 graph mode: `tf.device(...)`,
-`tf.GraphKeys.UPDATE_OPS`, `tf.NodeDef`, ... Resolved on first use.
+`tf.GraphKeys.UPDATE_OPS`, `tf.NodeDef`, ... Resolved on first use. `tf.device(f)` with a
+Julia device function checks what `f` returns for each op: a device string such as
+`"/gpu:0"`, or `""` for none (anything else is an error naming the value and the op).
 """
-const tf = TF_MODULE
+const tf = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (SEMANTICS, "tf_for_julia")))
 
 """
     dp
@@ -142,12 +144,31 @@ end
 """
     Session(; cpus, gpus, soft, log_placement, inter, intra, ...) -> PyObject
 
-A TF1 session configured as `dp.Session` (see its docstring for every keyword).
+A TF1 session configured as `dp.Session` (see its docstring for every keyword). Each option's
+type is checked here (`soft="no"` is an error, not true); its range is checked in Python.
 """
-Session(; kwargs...) = dpcall("Session"; kwargs...)
+function Session(; kwargs...)
+    for (name, value) in pairs(kwargs)
+        expected, ok, example = get(SESSION_OPTIONS, name, ("", _ -> true, ""))
+        ok(value) || wrong_argument("Session", string("option `", name, "`"), value, expected,
+                                    string("Session(", name, "=", example, ")"))
+    end
+    dpcall("Session"; kwargs...)
+end
 Session(args...; kwargs...) = throw(ArgumentError(string(
     "Session takes keyword arguments only, got ", length(args), " positional: ",
     summary_of(args), ". Hint: Session(cpus=2, soft=true)")))
+
+# Each Session option's type, what to say, and an example (Python checks the ranges).
+const FLAG = ("true or false", x -> x isa Bool, "true")
+const COUNT = ("an integer or nothing", x -> x === nothing || x isa Integer && !(x isa Bool), "2")
+const SESSION_OPTIONS = Dict(
+    :soft => FLAG, :log_placement => FLAG, :per_session_threads => FLAG, :optimize => FLAG,
+    :allow_growth => ("true, false or nothing", x -> x === nothing || x isa Bool, "true"),
+    :cpus => COUNT, :gpus => COUNT, :inter => COUNT, :intra => COUNT,
+    :gpu_memory_fraction => ("a number or nothing", x -> x === nothing || x isa Real && !(x isa Bool), "0.4"),
+    :timeout => ("a number of seconds or nothing", x -> x === nothing || x isa Real && !(x isa Bool), "30"),
+    :target => ("a string or nothing", x -> x === nothing || x isa AbstractString, "\"grpc://localhost:2222\""))
 
 """
     init(sess)
@@ -286,9 +307,10 @@ gpu(i = 0) = dpcall("gpu", i)
 """
     device(spec_or_function) -> PyObject
 
-A device scope from a device string or a Julia function `op -> device string`.
+A device scope from a device string or a Julia function `op -> device string` (checked as in
+`tf.device`).
 """
-device(spec) = dpcall("device", spec)
+device(spec) = semantics("device", spec)
 
 """
     device(f, spec)

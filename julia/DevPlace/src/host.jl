@@ -307,6 +307,7 @@ function roundtrip(op::UInt8, args::Tuple)
         lock(HOST_LOCK)
         try
             h = host()
+            use_task_scopes(h)  # macros.jl: device scopes belong to the calling Julia task
             enc = Encoder()
             write(enc.buf, op)
             first_new = h.next_function + 1

@@ -66,11 +66,44 @@ function pywith_block(manager, var, body)
     end
 end
 
+"The largest device index (TensorFlow's, as Python's `devplace.devices.MAX_INDEX`)."
+const MAX_DEVICE_INDEX = 2^31 - 1
+
 function device_index(kind::String, id)
-    id isa Integer && !(id isa Bool) && id >= 0 && return Int(id)
-    throw(ArgumentError(string("@", kind, " needs a non-negative integer device index, got ",
-                               summary_of(id), " (", typeof(id), "). Hint: @", kind,
-                               " 1 begin ... end, or @", kind, " i begin ... end with i::Int")))
+    id isa Integer && !(id isa Bool) && 0 <= id <= MAX_DEVICE_INDEX && return Int(id)
+    throw(ArgumentError(string("@", kind, " needs an integer device index from 0 to ",
+                               MAX_DEVICE_INDEX, ", got ", summary_of(id), " (", typeof(id),
+                               "). Hint: @", kind, " 1 begin ... end, or @", kind,
+                               " i begin ... end with i::Int")))
+end
+
+# --- device scopes belong to the Julia task that opened them -------------------------------
+# Every Julia task is served by one Python thread, where TF keeps one scope stack per graph. So
+# scopes are per task: before a request from another task than the last one, the host puts the
+# last task's scope stacks aside and installs this task's (julia_semantics.switch_task). Tasks
+# interleave at every request, so a lock held for a whole scope would serialise tasks and
+# deadlock one that waits inside a scope for another; swapping costs one request per switch of
+# task and nothing while one task builds.
+
+const SCOPES_OF = Ref((0, 0))  # (host generation, task id) whose scopes the host has installed
+const TASK_COUNT = Ref(0)
+const SEM_SWITCH_TASK = attribute(SEMANTICS, "switch_task")
+
+task_id() = get!(() -> (TASK_COUNT[] += 1), task_local_storage(), :devplace_task)::Int
+
+"""
+    use_task_scopes(h)
+
+Called before each request to host `h`: make the host build ops under the calling task's scopes.
+"""
+function use_task_scopes(h)
+    me = task_id()
+    gen, last = SCOPES_OF[]
+    (gen == h.gen && last == me) && return
+    SCOPES_OF[] = (h.gen, me)
+    gen == h.gen || return  # a new host: its graph has only this task's scopes so far
+    request(OP_CALL, (SEM_SWITCH_TASK, (last, me)))
+    return
 end
 
 function device_macro(kind::String, scope, args)

@@ -105,7 +105,7 @@ Julia array reshapes exactly as the array does; `:` stands for the one inferred 
 """
 function Base.reshape(x::PyObject, dims::Union{Integer,Colon}...)
     count(d -> d isa Colon, dims) <= 1 || throw(ArgumentError(
-        "reshape: at most one dimension may be `:`, got $dims"))
+        "reshape: at most one dimension may be `:`, got $dims. Hint: reshape(x, :, 3)"))
     semantics("reshape", x, Any[d isa Colon ? nothing : Int(d) for d in dims])
 end
 Base.reshape(x::PyObject, dims::Tuple) = reshape(x, dims...)

@@ -124,7 +124,7 @@ end
     log = placement_log(sess)
     @test log isa AbstractVector
     @test echo("frames intact after the placement log") == "frames intact after the placement log"
-    @test_throws PyError Session(cpus = "two")
+    @test_throws ArgumentError Session(cpus = "two")
 end
 
 @testset "batch norm updates, collections, control dependencies" begin
@@ -203,8 +203,8 @@ end
     @test occursin("ClusterSession: job must be", error_message(() -> ClusterSession(Dict(), 1)))
     @test occursin("ClusterSession: task must be", error_message(() -> ClusterSession(Dict(), "worker", -1)))
     # errors raised by Python name the input too
-    msg = error_message(() -> Session(cpus = "two"), PyError)
-    @test occursin("cpus", msg) && occursin("'two'", msg) && occursin("Hint", msg)
+    msg = error_message(() -> Session(cpus = 2000), PyError)
+    @test occursin("cpus", msg) && occursin("2000", msg) && occursin("Hint", msg)
     @test echo("in sync") == "in sync"
 end
 

@@ -12,10 +12,13 @@ languages. These functions take Julia's meaning and call the TensorFlow operatio
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+import types
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from tensorflow.python.framework.traceable_stack import TraceableStack
 
 import devplace as dp
 from devplace._tf import tf
@@ -27,6 +30,8 @@ __all__ = [
     "REDUCTIONS",
     "adjoint",
     "broadcast",
+    "checked_device_function",
+    "device",
     "display",
     "getindex",
     "hcat",
@@ -41,6 +46,8 @@ __all__ = [
     "setindex",
     "size",
     "summary",
+    "switch_task",
+    "tf_for_julia",
     "transpose",
     "vcat",
 ]
@@ -349,3 +356,84 @@ def lastindex(obj: Any, dim: int, ndims: int) -> int:
             raise ValueError(f"`end` needs a static size, but dimension {dim} of {obj} is unknown")
         return int(d)
     return len(obj)
+
+
+# --- device scopes per Julia task ------------------------------------------------------------
+# TF keeps a graph's device, colocation and control-dependency stacks per graph (per thread at
+# most), and the host serves every Julia task on one thread. So DevPlace.jl tells the host when
+# a request comes from another task than the last one, and the host swaps the stacks: each task
+# builds ops under its own scopes, and leaving a scope pops that task's own stack.
+
+_STACKS = ("_device_function_stack", "_colocation_stack", "_control_dependencies_stack")
+_task_stacks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def switch_task(old: int, new: int) -> None:
+    """Keep Julia task `old`'s scopes of the default graph aside and install task `new`'s."""
+    graph = tf.get_default_graph()
+    saved = _task_stacks.setdefault(graph, {})
+    current = tuple(getattr(graph, name) for name in _STACKS)
+    if any(len(stack) for stack in current):
+        saved[old] = current
+    else:
+        saved.pop(old, None)
+    for name, stack in zip(
+        _STACKS, saved.pop(new, (TraceableStack(), TraceableStack(), [])), strict=True
+    ):
+        setattr(graph, name, stack)
+
+
+def _julia_value(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return f"{value!r} (a Python {type(value).__name__})"
+
+
+def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """`fn` as a TF device function whose result is checked: a device string (`""` for none)."""
+    name = getattr(fn, "__name__", repr(fn))
+
+    def checked(op: Any) -> str:
+        result = fn(op)
+        if hasattr(result, "to_string"):  # a tf.DeviceSpec
+            result = result.to_string()
+        where = f"device function {name} returned {_julia_value(result)} for op {op.name!r}"
+        if not isinstance(result, str):
+            raise dp.DeviceSpecError(
+                result,
+                f'{where}, not a device string; return e.g. "/cpu:0" or "/gpu:0", '
+                'or "" for no device',
+            )
+        try:
+            return dp.canonical_device(result)
+        except dp.DeviceSpecError as err:
+            raise dp.DeviceSpecError(result, f"{where} ({err.problem})") from None
+
+    return checked
+
+
+def device(spec: Any) -> Any:
+    """Julia's `tf.device(spec)` and `DevPlace.device(spec)`: a device string, a `DeviceSpec`,
+    `nothing` (no device), or a device function whose results are checked."""
+    if callable(spec) and not hasattr(spec, "to_string"):
+        return tf.get_default_graph().device(checked_device_function(spec))
+    return dp.device(spec)
+
+
+class _TFForJulia(types.ModuleType):
+    """`devplace.tf` as DevPlace.jl's `tf`: every name is TF's, but `device` is `device` above."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(tf, name)
+
+    def __dir__(self) -> list[str]:
+        return dir(tf)
+
+
+#: DevPlace.jl's `tf`: `tf.device(f)` checks what a Julia device function returns.
+tf_for_julia = _TFForJulia("tensorflow.compat.v1", tf.__doc__)
+tf_for_julia.device = device  # type: ignore[attr-defined]

@@ -1,0 +1,103 @@
+# Bad Julia inputs: each gives an error of a stated type whose message names the input, and the
+# host with every object built before it stays alive.
+
+"The error `f()` throws (fails the test if none)."
+function thrown(f)
+    try
+        f()
+    catch e
+        return e
+    end
+    error("no error thrown")
+end
+
+message(e) = sprint(showerror, e)
+
+"A device function returning `value` for every op."
+returning(value) = op -> value
+
+# (what is tried, the call, the error type, strings the message must contain)
+const BAD_INPUTS = [
+    ("Session(soft=\"no\")", () -> Session(soft = "no"), ArgumentError,
+     ["option `soft`", "true or false", "\"no\"", "String", "Hint: Session(soft=true)"]),
+    ("Session(optimize=\"false\")", () -> Session(optimize = "false"), ArgumentError,
+     ["option `optimize`", "true or false", "\"false\""]),
+    ("Session(per_session_threads=\"yes\")", () -> Session(per_session_threads = "yes"),
+     ArgumentError, ["option `per_session_threads`", "\"yes\""]),
+    ("Session(log_placement=[])", () -> Session(log_placement = []), ArgumentError,
+     ["option `log_placement`", "Any[]"]),
+    ("Session(allow_growth=\"yes\")", () -> Session(allow_growth = "yes"), ArgumentError,
+     ["option `allow_growth`", "true, false or nothing"]),
+    ("Session(cpus=2.5)", () -> Session(cpus = 2.5), ArgumentError,
+     ["option `cpus`", "an integer", "2.5", "Float64"]),
+    ("Session(inter=true)", () -> Session(inter = true), ArgumentError, ["option `inter`", "true"]),
+    ("Session(timeout=\"soon\")", () -> Session(timeout = "soon"), ArgumentError,
+     ["option `timeout`", "seconds", "\"soon\""]),
+    ("Session(gpu_memory_fraction=:half)", () -> Session(gpu_memory_fraction = :half),
+     ArgumentError, ["option `gpu_memory_fraction`", ":half"]),
+    ("Session(target=2222)", () -> Session(target = 2222), ArgumentError,
+     ["option `target`", "2222"]),
+    # ranges are Python's: the option is still named
+    ("Session(inter=2^40)", () -> Session(inter = 2^40), PyError, ["inter", "1099511627776"]),
+    ("Session(timeout=NaN)", () -> Session(timeout = NaN), PyError, ["timeout", "nan"]),
+    ("@cpu 10^30", () -> @cpu(10^30, constant(1.0)), ArgumentError,
+     ["@cpu", string(10^30), "2147483647"]),
+    ("@gpu 0x8000000000000001", () -> @gpu(0x8000000000000001, constant(1.0)), ArgumentError,
+     ["@gpu", "0x8000000000000001", "UInt64", "2147483647"]),
+    ("@cpu -1", () -> @cpu(-1, constant(1.0)), ArgumentError, ["@cpu", "-1", "from 0"]),
+    ("@gpu 1.0", () -> @gpu(1.0, constant(1.0)), ArgumentError, ["@gpu", "1.0", "Float64"]),
+    ("@cpu big(2)^70", () -> @cpu(big(2)^70, constant(1.0)), ArgumentError,
+     ["@cpu", string(big(2)^70), "BigInt"]),
+    ("device function -> :cpu", () -> @pywith(tf.device(returning(:cpu)), constant(1.0)),
+     PyError, ["device function", "returned \"cpu\"", "op 'Const"]),
+    ("device function -> \"/gpu:x\"", () -> DevPlace.device(() -> constant(1.0), returning("/gpu:x")),
+     PyError, ["returned \"/gpu:x\"", "op 'Const", "index"]),
+    ("device function -> nothing", () -> @pywith(tf.device(returning(nothing)), constant(1.0)),
+     PyError, ["returned nothing", "op 'Const", "not a device string", "\"\" for no device"]),
+    ("device function -> 5", () -> @pywith(tf.device(returning(5)), constant(1.0)), PyError,
+     ["returned 5", "op 'Const", "not a device string"]),
+    ("sum(x; dims=0)", () -> sum(constant(ones(2)); dims = 0), ArgumentError,
+     ["sum: dims", "from 1", "0"]),
+    ("reshape(x, :, :)", () -> reshape(constant(ones(2)), :, :), ArgumentError, ["reshape", "`:`"]),
+    ("placeholder(String)", () -> placeholder(String), ArgumentError, ["placeholder: dtype", "String"]),
+    ("run(sess, y, [1.0])", () -> run(Session(), constant(1.0), [1.0]), ArgumentError,
+     ["run: each feed", "[1.0]"]),
+    ("gradients(...; colocate=1)", () -> gradients(constant(1.0), constant(1.0); colocate = 1),
+     ArgumentError, ["colocate", "1"]),
+    ("constant(Some(1))", () -> constant(Some(1)), ArgumentError, ["constant", "Some{Int64}"]),
+]
+
+@testset "bad Julia inputs: $what" for (what, f, T, needles) in BAD_INPUTS
+    tf.reset_default_graph()
+    @cpu 1 global survivor = Variable(2.0)
+    pid = D.host_pid()
+    err = thrown(f)
+    @test err isa T
+    text = message(err)
+    for needle in needles
+        @test occursin(needle, text)
+    end
+    T === ArgumentError && @test occursin("Hint", text)
+    # the host, its objects and the scope stacks survive
+    @test D.host_pid() == pid
+    sess = Session(cpus = 2)
+    init(sess)
+    @test run(sess, survivor * 2) === 4.0
+    @test survivor.device == "/device:CPU:1" && constant(0.0).device == ""
+end
+
+@testset "good device functions still work through tf.device" begin
+    tf.reset_default_graph()
+    on_cpu1(op) = op.type == "Const" ? "/cpu:1" : ""
+    @pywith tf.device(on_cpu1) begin
+        global dc = constant(1.0)
+        global dd = dc + 1
+    end
+    @test dc.device == "/device:CPU:1" && dd.device == ""
+    spec = tf.DeviceSpec(device_type = "CPU", device_index = 1)
+    @pywith tf.device(returning(spec)) begin
+        global ds = constant(1.0)
+    end
+    @test ds.device == "/device:CPU:1"
+    @test (@pywith tf.device("/cpu:1") constant(1.0)).device == "/device:CPU:1"
+end
