@@ -84,7 +84,7 @@ def test_the_signature_and_docstring_list_every_option():
     for option in OPTIONS:
         assert params[option.name].kind is inspect.Parameter.KEYWORD_ONLY
         assert params[option.name].default == option.default
-        assert f"{option.name}={option.default!r} ({option.expected()})" in dp.Session.__doc__
+        assert f"{option.name}={option.default!r} ({option.kind.expected})" in dp.Session.__doc__
     with pytest.raises(TypeError, match="positional"):
         dp.Session(2)
 

@@ -10,6 +10,7 @@ Adding an option is one entry in `OPTIONS`.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import math
 import re
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_THREADS",
     "MAX_TIMEOUT",
     "OPTIONS",
+    "Kind",
     "Option",
     "SessionOptionError",
     "SessionOptionTypeError",
@@ -60,7 +62,60 @@ class SessionOptionTypeError(SessionOptionError, TypeError):
     """A Session option given a value of the wrong type (`soft='no'`, `inter=1.5`)."""
 
 
-Check = Callable[["Option", Any], Any]
+class _WrongType(Exception):
+    pass
+
+
+class _OutOfRange(Exception):
+    pass
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise _WrongType
+    return bool(value)
+
+
+def _integer(value: Any, maximum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise _WrongType
+    if not 0 <= value <= maximum:
+        raise _OutOfRange
+    return int(value)
+
+
+def _real(value: Any, low: float, high: float) -> float:
+    """A finite number with low < value <= high."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise _WrongType
+    if not (math.isfinite(value) and low < value <= high):
+        raise _OutOfRange
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The values an option accepts: in words, and as a converter to the normalised value."""
+
+    expected: str
+    convert: Callable[[Any], Any]
+
+
+FLAG = Kind("True or False", _flag)
+DEVICE_COUNT = Kind(
+    f"an integer from 0 to {MAX_DEVICES}", functools.partial(_integer, maximum=MAX_DEVICES)
+)
+THREAD_COUNT = Kind(
+    f"an integer from 0 (TensorFlow's choice) to {MAX_THREADS}",
+    functools.partial(_integer, maximum=MAX_THREADS),
+)
+FRACTION = Kind(
+    "a number greater than 0 and at most 1", functools.partial(_real, low=0.0, high=1.0)
+)
+SECONDS = Kind(
+    f"a finite number of seconds greater than 0 and at most {MAX_TIMEOUT:.0e}",
+    functools.partial(_real, low=0.0, high=MAX_TIMEOUT),
+)
 
 
 @dataclass(frozen=True)
@@ -69,83 +124,22 @@ class Option:
 
     name: str
     default: Any
-    check: Check
+    kind: Kind
     apply: Callable[[Any, Any], None]
     doc: str
     hint: str
-
-    def expected(self) -> str:
-        """What values the option accepts, in words."""
-        return self.check.__doc__ or ""
 
     def validate(self, value: Any) -> Any:
         """The value, normalised (numpy scalars to Python), or `SessionOptionError`."""
         if value is None and self.default is None:
             return None
-        return self.check(self, value)
-
-    def type_error(self, value: Any) -> SessionOptionTypeError:
-        """The error for a value of the wrong type."""
-        return SessionOptionTypeError(self.name, value, self.expected(), self.hint)
-
-    def range_error(self, value: Any) -> SessionOptionError:
-        """The error for a value of the right type out of range."""
-        return SessionOptionError(self.name, value, self.expected(), self.hint)
-
-
-def _flag(option: Option, value: Any) -> bool:
-    """True or False"""
-    if not isinstance(value, (bool, np.bool_)):
-        raise option.type_error(value)
-    return bool(value)
-
-
-def _integer(option: Option, value: Any, maximum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise option.type_error(value)
-    if not 0 <= value <= maximum:
-        raise option.range_error(value)
-    return int(value)
-
-
-def _device_count(option: Option, value: Any) -> int:
-    return _integer(option, value, MAX_DEVICES)
-
-
-_device_count.__doc__ = f"an integer from 0 to {MAX_DEVICES}"
-
-
-def _thread_count(option: Option, value: Any) -> int:
-    return _integer(option, value, MAX_THREADS)
-
-
-_thread_count.__doc__ = f"an integer from 0 (TensorFlow's choice) to {MAX_THREADS}"
-
-
-def _real(option: Option, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise option.type_error(value)
-    if not math.isfinite(value):
-        raise option.range_error(value)
-    return float(value)
-
-
-def _fraction(option: Option, value: Any) -> float:
-    """a number greater than 0 and at most 1"""
-    number = _real(option, value)
-    if not 0.0 < number <= 1.0:
-        raise option.range_error(value)
-    return number
-
-
-def _seconds(option: Option, value: Any) -> float:
-    number = _real(option, value)
-    if not 0.0 < number <= MAX_TIMEOUT:
-        raise option.range_error(value)
-    return number
-
-
-_seconds.__doc__ = f"a finite number of seconds greater than 0 and at most {MAX_TIMEOUT:.0e}"
+        try:
+            return self.kind.convert(value)
+        except _WrongType:
+            error: type[SessionOptionError] = SessionOptionTypeError
+        except _OutOfRange:
+            error = SessionOptionError
+        raise error(self.name, value, self.kind.expected, self.hint)
 
 
 def _set_count(device_type: str) -> Callable[[Any, int], None]:
@@ -187,7 +181,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "cpus",
         None,
-        _device_count,
+        DEVICE_COUNT,
         _set_count("CPU"),
         "number of logical CPU devices (`cpus=4` gives `/device:CPU:0..3`)",
         "cpus=2 gives /device:CPU:0 and /device:CPU:1; leave it out for one CPU device",
@@ -195,7 +189,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "gpus",
         None,
-        _device_count,
+        DEVICE_COUNT,
         _set_count("GPU"),
         "most GPUs to use (`gpus=0` hides every GPU)",
         "gpus=0 hides the GPUs; leave it out to use every GPU TensorFlow finds",
@@ -203,7 +197,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "soft",
         False,
-        _flag,
+        FLAG,
         _set_field("allow_soft_placement"),
         "let TensorFlow move an op to a device that can run it (`allow_soft_placement`)",
         "soft=True lets TensorFlow fall back to a device that can run an op",
@@ -211,7 +205,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "log_placement",
         False,
-        _flag,
+        FLAG,
         _set_field("log_device_placement"),
         "log every op's device; `placement_log(sess)` returns the lines",
         "log_placement=True captures TensorFlow's placement log",
@@ -219,7 +213,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "inter",
         None,
-        _thread_count,
+        THREAD_COUNT,
         _set_field("inter_op_parallelism_threads"),
         "threads running independent ops at once",
         "inter=2 runs up to two ops at once; leave it out for TensorFlow's choice",
@@ -227,7 +221,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "intra",
         None,
-        _thread_count,
+        THREAD_COUNT,
         _set_field("intra_op_parallelism_threads"),
         "threads inside one op (a large MatMul)",
         "intra=4 lets one op use four threads; leave it out for TensorFlow's choice",
@@ -235,7 +229,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "per_session_threads",
         False,
-        _flag,
+        FLAG,
         _set_field("use_per_session_threads"),
         "give this session its own thread pools instead of the process-wide ones",
         "per_session_threads=True gives the session its own pools",
@@ -243,7 +237,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "allow_growth",
         None,
-        _flag,
+        FLAG,
         _set_field("gpu_options", "allow_growth"),
         "take GPU memory as needed instead of all at once (fixed by the process's first session)",
         "allow_growth=True takes GPU memory as needed",
@@ -251,7 +245,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "gpu_memory_fraction",
         None,
-        _fraction,
+        FRACTION,
         _set_field("gpu_options", "per_process_gpu_memory_fraction"),
         "share of each GPU's memory to take (fixed by the process's first session)",
         "gpu_memory_fraction=0.4 takes 40% of each GPU's memory",
@@ -259,7 +253,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "optimize",
         True,
-        _flag,
+        FLAG,
         _disable_optimizers,
         "False turns Grappler and constant folding off, so ops run where they were placed",
         "optimize=False keeps the graph as built (placement-faithful profiles)",
@@ -267,7 +261,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "timeout",
         None,
-        _seconds,
+        SECONDS,
         _set_timeout,
         "seconds any operation may block (default 60 for `grpc://` targets, else none)",
         "timeout=30 stops a run that blocks for 30 s; leave it out to wait without a bound",
@@ -357,7 +351,7 @@ def signature(extra: list[inspect.Parameter]) -> inspect.Signature:
 def options_doc() -> str:
     """One line per option for a docstring: `name=default (accepted values): what it does`."""
     return "\n".join(
-        f"{option.name}={option.default!r} ({option.expected()}): {option.doc}."
+        f"{option.name}={option.default!r} ({option.kind.expected}): {option.doc}."
         for option in OPTIONS
     ).replace("\n", "\n  ")
 
@@ -365,5 +359,5 @@ def options_doc() -> str:
 def options_table() -> str:
     """The options as a Markdown table (name, default, accepted values, meaning)."""
     rows = ["| option | default | accepts | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{o.name}` | `{o.default!r}` | {o.expected()} | {o.doc} |" for o in OPTIONS]
+    rows += [f"| `{o.name}` | `{o.default!r}` | {o.kind.expected} | {o.doc} |" for o in OPTIONS]
     return "\n".join(rows)
