@@ -86,6 +86,8 @@ def test_profiles_save_and_load(tmp_path):
         DeviceProfiles.load(DATA, model="nope")
     with pytest.raises(AutoPlacementError, match="missing.json"):
         DeviceProfiles.load(tmp_path / "missing.json")
+    with pytest.raises(AutoPlacementError, match="'/cpu:0'.*'MatMul'.*'us' >= 0.*hint"):
+        DeviceProfiles({"/cpu:0": {"MatMul": {"us": -1}}})
     (tmp_path / "bad.json").write_text('{"x": 1}')
     with pytest.raises(AutoPlacementError, match="bad.json.*no 'profiles'.*hint"):
         DeviceProfiles.load(tmp_path / "bad.json")

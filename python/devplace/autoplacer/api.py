@@ -174,6 +174,11 @@ def autoplace(
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
+    for key, value, low in (("verify", verify, 0), ("runs", runs, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise AutoPlacementError(
+                f"autoplace({key}={value!r}): expected an integer >= {low}; hint: e.g. {key}=3"
+            )
     if verify and session is None:
         raise AutoPlacementError(
             f"autoplace(verify={verify!r}) measures candidates on real devices; "

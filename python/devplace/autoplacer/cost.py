@@ -124,6 +124,14 @@ class DeviceProfiles:
 
         if not profiles:
             raise AutoPlacementError("DeviceProfiles needs at least one device's profile")
+        for dev, ops in profiles.items():
+            for op, entry in ops.items():
+                us = entry.get("us") if isinstance(entry, Mapping) else None
+                if isinstance(us, bool) or not isinstance(us, (int, float)) or not us >= 0:
+                    raise AutoPlacementError(
+                        f"profile of {dev!r}: op {op!r} needs a time 'us' >= 0, got {entry!r}; "
+                        'hint: entries look like {"us": 12.5, "bytes": 4096, "type": "MatMul"}'
+                    )
         self.profiles = {canonical_device(dev): dict(ops) for dev, ops in profiles.items()}
         self._by_type = {_device_type(dev): dev for dev in self.profiles}
         self._ratios: dict[tuple[str | None, str, str], float] = {}
