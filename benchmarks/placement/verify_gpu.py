@@ -13,6 +13,7 @@ device is a second logical CPU, so the script runs (and is tested) anywhere. Abo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def main() -> None:
     for name, build in MODELS.items():
         graph, fetch, feed, _ = build()
         profiles = profile_devices(graph, fetch, [cpu, other], feed=feed, repeat=args.repeat)
-        cost = CostModel.from_profiles(profiles, link)
+        # Logical CPUs share one inter-op pool; a real GPU has its own stream and launches.
+        pool = {} if gpu else {"cpu_threads": len(os.sched_getaffinity(0))}
+        cost = CostModel.from_profiles(profiles, link, **pool)
         with dp.Session(graph=graph, cpus=2, soft=True, optimize=False) as sess:
             dp.init(sess)
             placed = autoplace(
