@@ -1,4 +1,4 @@
-"""The public names of `import devplace as dp`, as DESIGN.md's contract lists them."""
+"""The public names of `import devplace as dp`, as docs/design.md's contract lists them."""
 
 import importlib
 import pkgutil

@@ -5,7 +5,7 @@
 # is.  Otherwise, on Debian, Julia 1.5.3 from bullseye's packages is unpacked into
 # .julia-runtime/ with a private apt configuration (its own sources list, lists and cache), and a
 # wrapper puts bullseye's libunwind first (bookworm's 1.6 makes that Julia segfault on throw).
-# See DESIGN.md, "Julia".
+# See docs/design.md, "Facts that shape the design".
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -3,7 +3,7 @@
 
 Device placement for TensorFlow graphs from Julia, in the style of ADCME's parallel computing
 chapter. TensorFlow runs in a Python host process (`python -m devplace.bridge`) started on first
-use; every call forwards to it. See DESIGN.md and docs/protocol.md in the repository.
+use; every call forwards to it. See docs/design.md and docs/protocol.md in the repository.
 """
 module DevPlace
 

@@ -1,5 +1,5 @@
 # The devplace API in Julia: each name forwards to the Python function of the same name
-# (DESIGN.md, "API contract"), with Julia conventions (keywords, `run(sess, fetches, feeds...)`
+# (docs/design.md, "API contract"), with Julia conventions (keywords, `run(sess, fetches, feeds...)`
 # extending Base.run, do-blocks for scopes).
 
 """
