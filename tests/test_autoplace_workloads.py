@@ -21,6 +21,7 @@ from devplace.autoplacer import (
 )
 from devplace.autoplacer.command import place_file
 from devplace.autoplacer.cost import device_kind
+from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, MAX_BUDGET_S
 from devplace.autoplacer.workloads import (
     WORKLOAD_DIR,
     load_workload,
@@ -274,6 +275,14 @@ def test_place_command_with_output_file_prints_the_summary(tiny, tmp_path, capsy
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("5 ops on 4 devices; strategy heft")
     assert json.loads(out.read_text())["chosen"] == "heft"
+
+
+def test_place_help_states_the_budget_range_and_default(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["place", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"in (0, {MAX_BUDGET_S:g}] (default {DEFAULT_BUDGET_S})" in text
 
 
 def test_place_command_names_an_output_path_it_cannot_write(tiny, tmp_path, capsys):
