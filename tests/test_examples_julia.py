@@ -4,9 +4,11 @@ what the seeds say it should."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from conftest import HAS_GPU
 from julia_runner import REPO, run_julia
 
 pytestmark = pytest.mark.timeout(600)
@@ -21,7 +23,10 @@ EXPECTED = {
         "a.device = /device:CPU:0  b.device = /device:CPU:0",
         "c.device = /device:CPU:1",
     ],
-    "colocate_gradients": ["colocate=true: dc/da + c = ", "colocate=false: dc/da + c = "],
+    "colocate_gradients": [
+        "colocate=true: dc/da + c = 0.263504302340027",
+        "colocate=false: dc/da + c = 0.263504302340027",
+    ],
     "batch_norm_updates": ["batch_norm/update_moving_mean ran on /device:CPU:0"],
     "placement_by_op_type": ["a: /cpu:0  b: /gpu:0  c: /gpu:0", "c = 12.0  e = 12.0"],
     "placement_logging": ["c = 12.0", "captured placement log:", "(VariableV2)"],
@@ -50,3 +55,7 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
         for name in ("true.json", "false.json"):
             trace = json.loads((tmp_path / name).read_text())
             assert trace["traceEvents"], name
+        counts = dict(re.findall(r"^colocate=(true|false): (\d+) transfers$", done.stdout, re.M))
+        assert set(counts) == {"true", "false"}, done.stdout[-3000:]
+        assert counts["true"] != counts["false"], counts  # colocation changes the transfers
+        assert ("no GPU here: the seeds' /device:GPU:0 is logical" in done.stdout) != HAS_GPU
