@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import GPUS, requires_gpu
 
 import devplace as dp
 from devplace.autoplacer import (
@@ -190,6 +191,22 @@ def test_verify_measures_the_candidates_and_returns_the_fastest():
     assert [op.device for op in graph.get_operations()] == before
     with pytest.raises(AutoPlacementError, match="verify.*session=sess"):
         autoplace(y, ["/cpu:0"], graph=graph, verify=2)
+
+
+@requires_gpu
+def test_profiles_and_verify_on_a_real_gpu():
+    graph, x, y = _small_graph()
+    feed = {x: np.ones([64, 64], np.float32)}
+    devices = [CPU, GPUS[0]]
+    prof = profile_devices(graph, y, devices=devices, feed=feed, repeat=3)
+    assert prof.kinds() == ["CPU", "GPU"]
+    assert prof.profiles[GPUS[0]]["MatMul"]["device"] == GPUS[0]
+    assert prof.runs_on("_arg_x_0_0", GPUS[0]) is False  # feeds arrive on the host
+    cost = CostModel.from_profiles(prof)
+    with dp.Session(graph=graph, soft=True) as sess:
+        placed = autoplace(y, devices, cost=cost, session=sess, feed=feed, verify=2, runs=10)
+    assert {f"single:{CPU}", f"single:{GPUS[0]}"} <= set(placed.measured)
+    assert placed.measured[placed.strategy] == min(placed.measured.values())
 
 
 def test_fidelity_script_reports_the_summary_on_the_shared_data():
