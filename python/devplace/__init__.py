@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 # TensorFlow loads (and switches to graph mode) when the first name that needs it is used.
 _LAZY = {
     "tf": "devplace._tf",
+    "EagerExecutionError": "devplace._tf",
     "Device": "devplace.devices",
     "DeviceSpecError": "devplace.devices",
     "canonical_device": "devplace.devices",
@@ -136,6 +137,7 @@ __all__ = [
     "Device",
     "DevicePlacementError",
     "DeviceSpecError",
+    "EagerExecutionError",
     "Error",
     "GpuMemoryOptionsWarning",
     "SessionOptionError",
