@@ -284,7 +284,8 @@ class CostModel:
         ops at once (its inter-op threads, fewer than its cores because big ops use several
         cores each through intra-op threads); an accelerator's host launches `acc_slots=4`
         ops at once (their profiled times are the host-side launch times, which dominate
-        the short kernels of these graphs); transfers share one channel.
+        the short kernels of these graphs, and carry tracing overhead that 4 concurrent
+        launches offset); transfers share one channel.
         """
         options: dict[str, Any] = {"cpu_slots": 4, "acc_slots": 4, "shared_channel": True}
         options.update(kw)
