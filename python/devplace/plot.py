@@ -94,6 +94,7 @@ _FIXED = dict(
 # Every other type: a stable hash into tab20b without its reds, so it never takes a common
 # type's colour (two rare types may share one).
 _HASHED = [c for i, c in enumerate(colormaps["tab20b"].colors) if i not in (12, 13, 14, 15)]
+_AXES_SHARE = 0.6  # of the figure's width a timeline's title can use (narrowest case)
 _MAX_LEGEND = 14  # op types named in the legend, the busiest first
 _MAX_ARROWS = 400  # beyond this, transfers are plain lines (arrows get slow and cluttered)
 _LANE = 0.8  # row height; rows are 1 apart
@@ -382,12 +383,13 @@ def _title(label: str, trace: Trace, size: _Size) -> str:
         f"makespan {format_time(trace.makespan_us)}, {plural(trace.transfer_count, 'transfer')} "
         f"({'bytes unknown' if known is None else format_bytes(known)})"
     )
-    return "\n".join(textwrap.wrap(text, int(_wrap_width(size) * 0.6)))  # over the axes only
+    return "\n".join(textwrap.wrap(text, _wrap_width(size, _AXES_SHARE)))
 
 
-def _wrap_width(size: _Size) -> int:
-    """Characters of text at `size.font_pt` that fit across the figure (about 0.55 em each)."""
-    return max(30, int(size.width_in * 72 / (0.55 * size.font_pt)))
+def _wrap_width(size: _Size, share: float = 1.0) -> int:
+    """Characters of text at `size.font_pt` that fit across `share` of the figure's width
+    (about 0.55 em each)."""
+    return max(30, int(share * size.width_in * 72 / (0.55 * size.font_pt)))
 
 
 def _save(fig: Figure, path: str, fmt: str) -> str:
@@ -430,7 +432,7 @@ def profile_figure(
     labels = _draw_timeline(ax, trace, trace.devices, xmax, look)
     ax.set_xlabel(f"time since the first op started ({_time_unit(xmax)[1]})", fontsize=look.font_pt)
     heading = _title(title or trace.source, trace, look)
-    lines = [heading, *caveat_lines(trace.devices, _wrap_width(look))]
+    lines = [heading, *caveat_lines(trace.devices, _wrap_width(look, _AXES_SHARE))]
     ax.set_title("\n".join(lines), fontsize=look.font_pt + (2 if look.width_in > 5 else 0))
     _legend(fig, [trace], look)
     _finish(fig, labels)
@@ -468,7 +470,7 @@ def comparison_figure(
     )
     fig = _new_figure(look, height)
     heading = [title] if title else []
-    heading += caveat_lines(devices, _wrap_width(look))
+    heading += caveat_lines(devices, _wrap_width(look, 0.9))
     if heading:
         fig.suptitle("\n".join(heading), fontsize=look.font_pt + (0 if narrow else 2))
     if narrow:  # one column: the timelines, then busy time and the summary below them
@@ -485,10 +487,8 @@ def comparison_figure(
     for ax, trace, summary in ((top, ta, comparison.a), (bottom, tb, comparison.b)):
         op_labels += _draw_timeline(ax, trace, devices, xmax, look)
         ax.set_title(_title(summary.label, trace, look), fontsize=look.font_pt, loc="left")
-    bottom.set_xlabel(
-        f"time since the first op started ({_time_unit(xmax)[1]}); same scale in both",
-        fontsize=look.font_pt,
-    )
+    since = "time" if narrow else "time since the first op started"
+    bottom.set_xlabel(f"{since} ({_time_unit(xmax)[1]}); same scale in both", fontsize=look.font_pt)
     _draw_busy(fig.add_subplot(cells[2]), comparison, look)
     _draw_table(fig.add_subplot(cells[3]), comparison, look)
     _legend(fig, [ta, tb], look)
