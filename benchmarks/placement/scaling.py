@@ -3,12 +3,14 @@
     .venv/bin/python benchmarks/placement/scaling.py [--sizes 1000 5000 20000 100000]
         [--placer-sizes 1000 5000 20000] [--budget 0.8]
 
-Each graph is a workload file (the format of python/devplace/workloads/README.md): op i takes 3 inputs drawn
-from the ops before it, accelerator times 1-10, CPU times 4x those, transfer costs 0.5-5, on 2
-accelerators and 2 CPU cores. Recorded per size: the whole `devplace place` call for strategy
-auto (in process: loading, placement and scoring; and as a command, start-up included), and per
-registered placer at the smaller sizes its time and makespan, or why it was refused. Writes
-scaling.json and scaling.md beside this file with the machine, the command and the date.
+Each graph is a workload file (the format of python/devplace/workloads/README.md): op i takes
+3 inputs drawn from the ops before it, accelerator times 1-10, CPU times 4x those, transfer
+costs 0.5-5, on 2 accelerators and 2 CPU cores. Recorded per size: the whole `devplace place`
+call for strategy auto (in process: loading, placement and scoring; and as a command, start-up
+included), and per registered placer at the smaller sizes its time and makespan, or why it was
+refused. Wall and CPU seconds are both kept: on a shared machine the CPU time is the steadier
+measure. Writes scaling.json and scaling.md beside this file with the machine, the command, the
+load average and the date.
 """
 
 from __future__ import annotations
@@ -74,11 +76,15 @@ def per_placer(path: Path, budget: float) -> dict[str, dict[str, Any]]:
         if refusal is not None:
             out[name] = {"refused": refusal}
             continue
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         assignment = placer(problem, budget)
-        seconds = time.perf_counter() - t0
-        out[name] = {"seconds": seconds, "makespan": simulate(problem, assignment).makespan}
-        print(f"  {name}: {seconds:.2f} s", flush=True)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        out[name] = {
+            "seconds": seconds,
+            "cpu_seconds": cpu,
+            "makespan": simulate(problem, assignment).makespan,
+        }
+        print(f"  {name}: {seconds:.2f} s ({cpu:.2f} s CPU)", flush=True)
     return out
 
 
@@ -89,25 +95,29 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"{record['date']} on {record['machine']}.",
         f"Command: `{record['command']}`. Budget {record['budget']} s.",
+        f"Load average (1, 5, 15 min) before {fmt_load(record['load_before'])}, after "
+        f"{fmt_load(record['load_after'])}: wall times grow with other work on the machine, "
+        "CPU times (of this process) much less.",
         "",
         "Random DAGs, 3 inputs per op, 2 accelerators + 2 CPUs (see scaling.py).",
         "",
         "## `devplace place` with strategy auto",
         "",
-        "| ops | edges | in process (s) | placement (s) | as a command (s) | chosen | makespan | "
-        "lower bound |",
-        "|---:|---:|---:|---:|---:|---|---:|---:|",
+        "| ops | edges | in process (s) | CPU (s) | placement (s) | as a command (s) | chosen | "
+        "makespan | lower bound |",
+        "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for row in record["auto"]:
         lines.append(
             f"| {row['ops']:,} | {row['edges']:,} | {row['total_seconds']:.2f} | "
-            f"{row['seconds']:.2f} | {row['command_seconds']:.2f} | {row['chosen']} | "
+            f"{row['cpu_seconds']:.2f} | {row['seconds']:.2f} | {row['command_seconds']:.2f} | "
+            f"{row['chosen']} | "
             f"{row['makespan']:.6g} | {row['lower_bound']:.6g} |"
         )
     sizes = list(record["placers"])
     lines += [
         "",
-        "## Per placer: seconds (makespan), or refused by size",
+        "## Per placer: seconds, CPU seconds (makespan), or refused by size",
         "",
         "| placer | " + " | ".join(f"{int(n):,} ops" for n in sizes) + " |",
         "|---|" + "---:|" * len(sizes),
@@ -119,7 +129,7 @@ def markdown(record: dict[str, Any]) -> str:
             cells.append(
                 "refused"
                 if "refused" in cell
-                else f"{cell['seconds']:.2f} ({cell['makespan']:.6g})"
+                else f"{cell['seconds']:.2f}, {cell['cpu_seconds']:.2f} ({cell['makespan']:.6g})"
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     refusals = {
@@ -130,6 +140,11 @@ def markdown(record: dict[str, Any]) -> str:
     }
     lines += ["", *(f"- {x}" for x in sorted(refusals))]
     return "\n".join(lines) + "\n"
+
+
+def fmt_load(load: tuple[float, float, float]) -> str:
+    """A load average triple as text."""
+    return ", ".join(f"{x:.1f}" for x in load)
 
 
 def main() -> None:
@@ -145,6 +160,7 @@ def main() -> None:
         f"Python {platform.python_version()}, numpy {np.__version__}",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "budget": args.budget,
+        "load_before": os.getloadavg(),
         "auto": [],
         "placers": {},
     }
@@ -154,15 +170,19 @@ def main() -> None:
             path = Path(tmp) / f"dag{n}.json"
             path.write_text(json.dumps(data))
             if n in args.sizes:
+                c0 = time.process_time()
                 result = place_file(str(path), "auto", args.budget)
                 row = {k: v for k, v in result.items() if k != "assignment"}
                 row.update(
-                    edges=len(data["edges"]), command_seconds=time_command(path, args.budget)
+                    edges=len(data["edges"]),
+                    cpu_seconds=time.process_time() - c0,
+                    command_seconds=time_command(path, args.budget),
                 )
                 record["auto"].append(row)
                 print(f"{n} ops: auto {row['total_seconds']:.2f} s in process", flush=True)
             if n in args.placer_sizes:
                 record["placers"][n] = per_placer(path, args.budget)
+    record["load_after"] = os.getloadavg()
     Path(args.out + ".json").write_text(json.dumps(record, indent=1) + "\n")
     Path(args.out + ".md").write_text(markdown(record))
 
