@@ -96,6 +96,8 @@ WORKLOADS = [
     ("negative count", _edit("maxCPUs", -1), ["maxCPUs", "-1"]),
     ("fractional count", _edit("maxCPUs", 1.5), ["maxCPUs", "1.5"]),
     ("top level a list", [GOOD], ["top level", "a list of 1"]),
+    ("cycle", _edit("edges.0.sourceId", 3), ["cycle through ops", "'3'"]),
+    ("runs nowhere", _edit("maxCPUs", 0), ["op '2'", "can run on none of the devices"]),
 ]
 
 

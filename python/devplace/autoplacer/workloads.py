@@ -336,7 +336,11 @@ def read_workload(path: str | os.PathLike[str]) -> Workload:
         if nid in index:
             check.fail(f"nodes[{i}].id", "ids that differ", f"a second node with id {nid}")
         index[nid] = row
-    problem = _problem(path.stem, devices, fields, order, _edges(check, edges, index))
+    pairs = _edges(check, edges, index)
+    try:  # what only the whole graph shows: a cycle, a node no device may run
+        problem = _problem(path.stem, devices, fields, order, pairs)
+    except AutoPlacementError as err:
+        raise WorkloadError(f"workload {str(path)!r}: {err}") from None
     return Workload(problem, [fields.ids[i] for i in order])
 
 
