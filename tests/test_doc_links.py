@@ -1,0 +1,73 @@
+"""Every relative link in README.md and docs/*.md points at a file (and heading) that exists."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+_FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's rule) gives a heading."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    return {slug(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*$", text, re.M)}
+
+
+def links(page: Path) -> list[str]:
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    found = [a or b for a, b in _LINK.findall(text)]
+    return [t for t in found if not re.match(r"[a-z][a-z0-9+.-]*:", t)]  # not http:, mailto:
+
+
+def test_slugs_follow_the_renderers_rule():
+    assert slug("TF2 code") == "tf2-code"
+    assert slug("Placers (`placers/`, one module each)") == "placers-placers-one-module-each"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(page):
+    broken = []
+    for target in links(page):
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(
+                f"{target}: no {file.relative_to(ROOT) if ROOT in file.parents else file}"
+            )
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            broken.append(f"{target}: no heading #{anchor} in {file.name}")
+    assert not broken, f"{page.name}: " + "; ".join(broken)
+
+
+def test_the_pages_link_to_each_other():
+    assert any(t.startswith("docs/design.md") for t in links(ROOT / "README.md"))
+    assert "layout.md" in links(ROOT / "docs" / "design.md")
+
+
+def test_layout_lists_every_module_and_nothing_gone():
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    python = text[text.index("## Python") : text.index("## Julia")]
+    julia = text[text.index("## Julia") : text.index("## Around")]
+    package = ROOT / "python" / "devplace"
+    modules = {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    placers = {m for m in modules if re.fullmatch(r"autoplacer/placers/[a-z]\w*\.py", m)}
+    missing = sorted(m for m in modules - placers if f"`{m}`" not in python)
+    missing += sorted(p for p in placers if f"`{Path(p).stem}`" not in python)
+    assert not missing, f"docs/layout.md does not list: {missing}"
+    sources = {p.name for p in (ROOT / "julia" / "DevPlace" / "src").glob("*.jl")}
+    listed_jl = set(re.findall(r"^\| `(\w+\.jl)`", julia, re.M))
+    assert sources <= listed_jl, f"docs/layout.md does not list: {sorted(sources - listed_jl)}"
+    gone = [m for m in re.findall(r"`([\w/]+\.(?:py|tsv))`", python) if not (package / m).exists()]
+    gone += sorted(listed_jl - sources)
+    assert not gone, f"docs/layout.md lists files that are gone: {gone}"
