@@ -101,3 +101,22 @@ def test_many_threads_each_in_its_own_scope_build_and_run_correctly(fresh_graph)
         assert report.actual(f"x{i}") == report.actual(f"y{i}") == f"/device:CPU:{i}"
     assert dp.run(sess, fetches) == [2.0 * i for i in range(count)]
 
+
+def test_plain_tf_scopes_open_before_the_first_devplace_scope_do_not_leak_to_new_threads(
+    fresh_graph,
+):
+    with dp.tf.device("/cpu:1"), dp.tf.control_dependencies([dp.constant(0.0, name="dep")]):
+        with dp.cpu(2):
+            inside = dp.constant(1.0, name="inside")
+    built = {}
+
+    def child():
+        with fresh_graph.as_default():
+            built["child"] = dp.constant(2.0, name="child")
+            with dp.cpu(3):
+                built["scoped"] = dp.constant(3.0, name="scoped")
+
+    run_threads(child)
+    assert inside.device == "/device:CPU:2"
+    assert built["child"].device == "" and not built["child"].op.control_inputs
+    assert built["scoped"].device == "/device:CPU:3"

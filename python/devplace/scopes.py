@@ -100,12 +100,26 @@ def device(spec_or_fn: Any) -> Iterator[None]:
     else:
         target = canonical_device(spec_or_fn)
     graph = tf.get_default_graph()
-    # TF1 graphs keep one device stack for all threads: a scope opened in one thread would
-    # place another thread's ops, and leaving scopes out of order corrupts it. Thread-local
-    # stacks (TF2's default) make each scope belong to the thread that opened it.
-    graph.switch_to_thread_local()
+    _thread_local_stacks(graph)
     with graph.device(target):
         yield
+
+
+def _thread_local_stacks(graph: Any) -> None:
+    """Give each thread its own device, colocation and control-dependency stacks.
+
+    TF1 graphs keep one stack for all threads: a scope opened in one thread would place
+    another thread's ops, and leaving scopes out of order corrupts it. Thread-local stacks
+    (TF2's default) make each scope belong to the thread that opened it. Every thread's stack
+    starts as a copy of the shared one at the switch, so switching while plain TF scopes are
+    open would hand them to every later thread for good: then the switch waits for a moment
+    when none is open.
+    """
+    if graph._stack_state_is_thread_local:
+        return
+    if graph._device_function_stack or graph._colocation_stack or graph._control_dependencies_stack:
+        return
+    graph.switch_to_thread_local()
 
 
 def _index(kind: str, i: Any) -> int:
