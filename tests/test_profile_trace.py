@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from trace_builders import PREFIX, hand_trace, op, process
+from trace_builders import hand_trace, op, process
 
 import devplace as dp
 from devplace.trace import TraceError, lane_kind, read_trace
