@@ -277,8 +277,8 @@ class _Events:
             self.fail(f"traceEvents[{i}].args", "an object", value)
         return value
 
-    def text(self, i: int, key: str, default: str) -> str:
-        value = self.args(i).get(key, default)
+    def text(self, i: int, key: str, default: str, args: dict[str, Any] | None = None) -> str:
+        value = (self.args(i) if args is None else args).get(key, default)
         if not isinstance(value, str):
             self.fail(f"traceEvents[{i}].args.{key}", "a string", value)
         return value
@@ -313,31 +313,39 @@ class _Events:
         return lanes
 
 
-def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> list[TraceOp]:
-    """Every op, kernel and copy in the lanes, aggregate lanes dropped where streams exist."""
-    entries = []
+def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[TraceOp], float]:
+    """Every op, kernel and copy in the lanes, in µs since the first of them (and that first
+    timestamp); aggregate lanes are dropped where the per-stream lanes exist."""
+    raw = []
     for i, event in enumerate(events.events):
         if event.get("ph") != "X" or events.scalar(i, "pid") not in lanes:
             continue
-        name = events.text(i, "name", str(event.get("name", "?")))
+        args, fallback = events.args(i), str(event.get("name", "?"))
+        name = events.text(i, "name", fallback, args)
         if name == "_SOURCE":
             continue
         device, lane = lanes[event["pid"]]
         thread = events.scalar(i, "tid")
-        entries.append(
-            TraceOp(
+        raw.append(
+            (
                 name,
-                events.text(i, "op", str(event.get("name", "?"))),
+                events.text(i, "op", fallback, args),
                 device,
                 thread if isinstance(thread, int) else 0,
                 events.time(i),
                 events.number(i, "dur", 0, MAX_DURATION_US, "µs"),
-                *lane_kind(lane)[:1],
+                *lane_kind(lane),
                 lane,
             )
         )
-    detailed = {(e.device, e.kind) for e in entries if not lane_kind(e.lane)[1]}
-    return [e for e in entries if not (lane_kind(e.lane)[1] and (e.device, e.kind) in detailed)]
+    detailed = {(r[2], r[6]) for r in raw if not r[7]}
+    origin = min((r[4] for r in raw), default=0.0)
+    entries = [
+        TraceOp(name, op_type, device, thread, ts - origin, dur, kind, lane)
+        for name, op_type, device, thread, ts, dur, kind, aggregate, lane in raw
+        if not (aggregate and (device, kind) in detailed)
+    ]
+    return entries, origin
 
 
 def _flows(events: _Events, lanes: dict[Any, tuple[str, str]], origin: float) -> list[TraceFlow]:
@@ -413,21 +421,7 @@ def read_trace(trace_or_path: Any) -> Trace:
     lanes = events.lanes()
     if not lanes:
         raise TraceError(name, "has no '<device> Compute' processes; not a TensorFlow timeline")
-    entries = _entries(events, lanes)
-    origin = min((e.start_us for e in entries), default=0.0)
-    entries = [
-        TraceOp(
-            e.name,
-            e.op_type,
-            e.device,
-            e.thread,
-            e.start_us - origin,
-            e.duration_us,
-            e.kind,
-            e.lane,
-        )
-        for e in entries
-    ]
+    entries, origin = _entries(events, lanes)
     flows = _flows(events, lanes, origin)
     exact = _transfers_section(name, data)
     if exact is None:
