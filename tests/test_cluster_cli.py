@@ -118,3 +118,28 @@ def test_down_without_a_cluster_says_so(tmp_path):
     )
     assert done.returncode == 1
     assert "no cluster is up" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "flag, name, says",
+    [
+        ("--spec-file", "missing/spec.json", "folder '{tmp}/missing' does not exist"),
+        ("--spec-file", "spec.yaml", "the file is JSON, its name must end in .json"),
+        ("--state-file", "ro/state.json", "folder '{tmp}/ro' is not writable"),
+        ("--state-file", "taken.json", "is a folder, not a file"),
+    ],
+)
+def test_up_refuses_an_output_path_it_cannot_write_before_starting(tmp_path, flag, name, says):
+    (tmp_path / "ro").mkdir(mode=0o500)
+    (tmp_path / "taken.json").mkdir()
+    others = {"--spec-file": "spec.json", "--state-file": "state.json"}
+    others[flag] = name
+    argv = [f for flag_, path in others.items() for f in (flag_, str(tmp_path / path))]
+    if os.geteuid() == 0 and "ro/" in name:
+        pytest.skip("root writes into a read-only folder")
+    done = subprocess.run([*CLI, "up", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"devplace cluster: error: {flag} '{tmp_path / name}'")
+    assert says.format(tmp=tmp_path) in line
+    assert not (tmp_path / "state.json").exists() and not (tmp_path / "spec.json").exists()

@@ -10,6 +10,7 @@ import time
 import pytest
 
 import devplace as dp
+from devplace.atomic import FileWriteError
 from devplace.cluster import (
     ClusterSpecError,
     address,
@@ -58,9 +59,16 @@ def test_sparse_job_keeps_its_task_indices():
 
 
 def test_write_then_read_round_trips(tmp_path):
-    path = write_spec(SPEC, tmp_path / "sub" / "cluster.json")
+    path = write_spec(SPEC, tmp_path / "cluster.json")
     assert json.loads(path.read_text()) == SPEC
     assert read_spec(path).as_dict() == SPEC
+    assert [p.name for p in tmp_path.iterdir()] == ["cluster.json"]  # no temporary file left
+
+
+def test_writing_into_a_missing_folder_names_it(tmp_path):
+    with pytest.raises(FileWriteError, match=f"folder '{tmp_path / 'sub'}' does not exist"):
+        write_spec(SPEC, tmp_path / "sub" / "cluster.json")
+    assert not (tmp_path / "sub").exists()
 
 
 @pytest.mark.parametrize(

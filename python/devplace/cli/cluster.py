@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -94,15 +95,36 @@ def _state_file(args: argparse.Namespace) -> Path:
     return Path(args.state_file) if args.state_file else default_state_file()
 
 
+def _output_problem(flag: str, path: Path) -> str | None:
+    """Why `path` (given as `flag`) cannot be written, in one line; None if it can."""
+    if path.suffix.lower() != ".json":
+        return f"{flag} {str(path)!r}: the file is JSON, its name must end in .json"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"{flag} {str(path)!r}: folder {str(folder)!r} does not exist (create it first)"
+    if not os.access(folder, os.W_OK):
+        return f"{flag} {str(path)!r}: folder {str(folder)!r} is not writable"
+    if path.is_dir():
+        return f"{flag} {str(path)!r} is a folder, not a file"
+    return None
+
+
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
 def up(args: argparse.Namespace) -> int:
     """Start the cluster, print its spec, and hold it until Ctrl-C or SIGTERM."""
-    from devplace.cluster import ClusterStartError, LocalCluster, read_state
+    from devplace.cluster.state import read_state
 
     state_file = _state_file(args)
+    spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
+    if not args.state_file:
+        state_file.parent.mkdir(parents=True, exist_ok=True)  # our cache folder
+    for flag, path in (("--state-file", state_file), ("--spec-file", spec_file)):
+        if problem := _output_problem(flag, path):
+            print(f"devplace cluster: error: {problem}", file=sys.stderr)
+            return 2
     state = read_state(state_file)
     if state is not None and state.running():
         print(
@@ -112,7 +134,8 @@ def up(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
+    from devplace.cluster import ClusterStartError, LocalCluster  # loads TensorFlow
+
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     cluster = LocalCluster(
         ps=args.ps,
@@ -126,7 +149,7 @@ def up(args: argparse.Namespace) -> int:
     )
     try:
         cluster.start()
-    except (ClusterStartError, ValueError) as err:
+    except (ClusterStartError, ValueError, OSError) as err:
         print(f"devplace cluster: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

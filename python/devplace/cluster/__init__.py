@@ -5,33 +5,54 @@ Built on TF's own distributed runtime (`tf.compat.v1.train.Server`, `ClusterSpec
 side can call it as is.
 """
 
-from devplace.cluster.checkpoint import Checkpointer
-from devplace.cluster.errors import (
-    PeerAbortedError,
-    PeerDeadlineError,
-    PeerUnavailableError,
-    TaskStatus,
-    explain,
-)
-from devplace.cluster.launcher import ClusterStartError, InsecureClusterWarning, LocalCluster
-from devplace.cluster.ready import wait_usable
-from devplace.cluster.session import ClusterSession
-from devplace.cluster.spec import (
-    ClusterSpecError,
-    address,
-    as_spec,
-    device,
-    devices,
-    jobs,
-    read_spec,
-    spec_dict,
-    target,
-    task_at,
-    task_name,
-    tasks,
-    write_spec,
-)
-from devplace.cluster.state import default_state_file, read_state, stop_cluster
+import importlib
+
+# Each name loads its module on first use: `devplace cluster down` and the server processes do
+# not pay for what they do not use (the launcher and sessions load TensorFlow).
+_LAZY = {
+    "Checkpointer": "devplace.cluster.checkpoint",
+    "PeerAbortedError": "devplace.cluster.errors",
+    "PeerDeadlineError": "devplace.cluster.errors",
+    "PeerUnavailableError": "devplace.cluster.errors",
+    "TaskStatus": "devplace.cluster.errors",
+    "explain": "devplace.cluster.errors",
+    "ClusterStartError": "devplace.cluster.launcher",
+    "InsecureClusterWarning": "devplace.cluster.launcher",
+    "LocalCluster": "devplace.cluster.launcher",
+    "wait_usable": "devplace.cluster.ready",
+    "ClusterSession": "devplace.cluster.session",
+    "ClusterSpecError": "devplace.cluster.spec",
+    "address": "devplace.cluster.spec",
+    "as_spec": "devplace.cluster.spec",
+    "device": "devplace.cluster.spec",
+    "devices": "devplace.cluster.spec",
+    "jobs": "devplace.cluster.spec",
+    "read_spec": "devplace.cluster.spec",
+    "spec_dict": "devplace.cluster.spec",
+    "target": "devplace.cluster.spec",
+    "task_at": "devplace.cluster.spec",
+    "task_name": "devplace.cluster.spec",
+    "tasks": "devplace.cluster.spec",
+    "write_spec": "devplace.cluster.spec",
+    "default_state_file": "devplace.cluster.state",
+    "read_state": "devplace.cluster.state",
+    "stop_cluster": "devplace.cluster.state",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name of `devplace.cluster` on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'devplace.cluster' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, lazily loaded ones included."""
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Checkpointer",

@@ -123,11 +123,16 @@ def wait_ready(
 
 
 def _wait(process: psutil.Process, proc: subprocess.Popen[bytes] | None, seconds: float) -> None:
-    # a child is reaped by its Popen (so its returncode is set); anything else psutil waits for
+    """Until the process has exited; a child is reaped by its Popen (so returncode is set)."""
     if proc is not None:
         proc.wait(seconds)
-    else:
-        process.wait(seconds)
+        return
+    deadline = time.monotonic() + seconds
+    # not psutil's wait: a zombie has exited (its parent reaps it, not us) but still "exists"
+    while alive(process.pid):
+        if time.monotonic() > deadline:
+            raise psutil.TimeoutExpired(seconds, process.pid)
+        time.sleep(0.02)
 
 
 def stop(
