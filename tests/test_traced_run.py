@@ -20,7 +20,9 @@ import pytest
 from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU, requires_gpu
 
 import devplace as dp
+from devplace.cli import main
 from devplace.comparison import compare
+from devplace.plot import profile_figure
 from devplace.trace import read_trace
 from devplace.traced import TracedRun
 
@@ -148,3 +150,23 @@ def test_a_real_gpu_run_is_one_device_with_kernels():
     assert trace.kernels and {k.device for k in trace.kernels} == {GPUS[0]}
     assert "y" in {k.name for k in trace.kernels}
     assert DEFAULT_DEVICE == GPUS[0]
+
+
+def test_h100_picture_and_command_show_two_device_rows_with_their_numbers(tmp_path, capsys):
+    path = FIXTURES / "seed-colocate-true.json"
+    fig, _ = profile_figure(path)
+    (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
+    rows = [label.get_text().split("\n") for label in ax.get_yticklabels()]
+    assert rows == [
+        [CPU0, "11 ops (6 grad.)", "busy 174 µs"],
+        [GPU0, "5 ops (2 grad.)", "busy 119 ms"],
+    ]
+    (right,) = ax.child_axes  # the labels of a GPU's sub-rows, on the right
+    side = [t.get_text() for t in right.get_yticklabels()]
+    assert side == ["ops", "4 kernels, 4 µs", "2 D2H, 3 H2D copies, 2 µs"]
+    assert main(["profile", "show", str(path), "-o", str(tmp_path / "h100.png")]) == 0
+    text = capsys.readouterr().out
+    assert "16 ops on 2 devices, makespan 120 ms" in text
+    assert f"{CPU0}: 11 ops, busy 174 µs\n" in text
+    assert f"{GPU0}: 5 ops, busy 119 ms; 4 kernels, busy 4 µs; 5 memory copies, busy 2 µs" in text
+    assert "Note" not in text  # a real GPU: no logical-CPU caveat
