@@ -13,7 +13,7 @@ import sys
 import threading
 
 import pytest
-from trace_builders import hand_trace, process
+from trace_builders import flow, hand_trace, process
 
 import devplace.trace as trace_module
 from devplace.cli import main
@@ -30,6 +30,12 @@ def with_op(**fields):
     return json.dumps({"traceEvents": [process(1, "/device:CPU:0 Compute"), {**event, **fields}]})
 
 
+def flow_with(**fields):
+    """A flow start and end (traceEvents[1] and [2]) with `fields` replaced in the start."""
+    start, end = flow(7, "a", 1, 10, 1, 20)
+    return [{**start, **fields}, end]
+
+
 # (name, file content, text the error must hold)
 BAD_TRACES = [
     ("args-number", with_op(args=5), "traceEvents[1].args is 5, expected an object"),
@@ -42,6 +48,11 @@ BAD_TRACES = [
     ("dur-huge", with_op(dur=1e300), "traceEvents[1].dur is 1e+300"),
     ("ts-nan", with_op(ts="NAN").replace('"NAN"', "NaN"), "traceEvents[1].ts is nan"),
     ("ts-string", with_op(ts="soon"), "traceEvents[1].ts is 'soon', expected a number of µs"),
+    (
+        "flow-cat-list",
+        json.dumps({"traceEvents": [process(1, "/device:CPU:0 Compute"), *flow_with(cat=["x"])]}),
+        "traceEvents[1].cat is ['x'], expected an integer or a string",
+    ),
     ("deep", "[" * 100_000 + "]" * 100_000, "nested deeper than the JSON reader allows"),
     ("binary", b"\x00\x00\x00\x00", "is not JSON: it starts with b'\\x00"),
     ("latin-1", b'{"traceEvents": ["\xff"]}', "is not UTF-8 text"),

@@ -354,7 +354,7 @@ def _flows(events: _Events, lanes: dict[Any, tuple[str, str]], origin: float) ->
         phase = event.get("ph")
         if phase in ("s", "t") and events.scalar(i, "pid") in lanes:
             side = starts if phase == "s" else ends
-            key = (event.get("cat"), events.scalar(i, "id"))
+            key = (events.scalar(i, "cat"), events.scalar(i, "id"))
             side[key] = (str(event.get("name")), lanes[event["pid"]][0], events.time(i))
     flows = [
         TraceFlow(tensor, device, ends[key][1], ts - origin, ends[key][2] - origin)
