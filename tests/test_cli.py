@@ -124,6 +124,13 @@ def test_devices_lists_what_a_session_sees(capsys):
     assert "expected a whole number >= 0, got 'two'" in capsys.readouterr().err
 
 
+def test_devices_with_too_many_cpus_is_one_line_naming_the_option(capsys):
+    assert main(["devices", "--cpus", "99999999999"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("devplace devices: error: cannot make a session:")
+    assert "cpus must be an integer" in line and "99999999999" in line
+
+
 @requires_no_gpu
 def test_devices_says_why_there_is_no_gpu_in_tensorflows_words(capsys):
     assert main(["devices"]) == 0
