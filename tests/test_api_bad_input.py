@@ -21,36 +21,66 @@ def session(**options):
 
 BAD_INPUT = [
     # Session options: types (a string is not a bool) ...
-    ("soft='no'", session(soft="no"), TypeError, "soft='no'"),
-    ("optimize='false'", session(optimize="false"), TypeError, "optimize='false'"),
-    ("per_session_threads='yes'", session(per_session_threads="yes"), TypeError, "'yes'"),
-    ("log_placement=[]", session(log_placement=[]), TypeError, "log_placement=[]"),
-    ("allow_growth='yes'", session(allow_growth="yes"), TypeError, "allow_growth='yes'"),
-    ("inter=1.5", session(inter=1.5), TypeError, "inter=1.5"),
-    ("cpus=True", session(cpus=True), TypeError, "cpus=True"),
-    ("timeout='soon'", session(timeout="soon"), TypeError, "timeout='soon'"),
-    ("config={}", session(config={"a": 1}), TypeError, "config={'a': 1}"),
-    ("graph=5", session(graph=5), TypeError, "graph=5"),
-    ("cpu=2 (misspelt)", session(cpu=2), TypeError, "did you mean 'cpus'"),
+    ("soft='no'", session(soft="no"), TypeError, ("soft must be True or False", "'no'")),
+    ("optimize='false'", session(optimize="false"), TypeError, ("optimize must be", "'false'")),
+    (
+        "per_session_threads='yes'",
+        session(per_session_threads="yes"),
+        TypeError,
+        ("per_session_threads", "'yes'"),
+    ),
+    ("log_placement=[]", session(log_placement=[]), TypeError, ("log_placement must be", "got []")),
+    (
+        "allow_growth='yes'",
+        session(allow_growth="yes"),
+        TypeError,
+        ("allow_growth must be", "'yes'"),
+    ),
+    ("inter=1.5", session(inter=1.5), TypeError, ("inter must be an integer", "1.5")),
+    ("cpus=True", session(cpus=True), TypeError, ("cpus must be an integer", "got True")),
+    ("timeout='soon'", session(timeout="soon"), TypeError, ("timeout must be", "'soon'")),
+    (
+        "config={}",
+        session(config={"a": 1}),
+        TypeError,
+        ("config must be a tf.ConfigProto", "{'a': 1}"),
+    ),
+    ("graph=5", session(graph=5), TypeError, ("graph must be a tf.Graph", "got 5")),
+    (
+        "cpu=2 (misspelt)",
+        session(cpu=2),
+        TypeError,
+        ("keyword must be one of cpus", "'cpu'", "did you mean cpus=2?"),
+    ),
     # ... ranges ...
-    ("inter=2**40", session(inter=2**40), ValueError, "inter=1099511627776"),
-    ("cpus=2**31", session(cpus=2**31), ValueError, "cpus=2147483648"),
-    ("cpus=-1", session(cpus=-1), ValueError, "cpus=-1"),
-    ("timeout=NaN", session(timeout=math.nan), ValueError, "timeout=nan"),
-    ("timeout=Inf", session(timeout=math.inf), ValueError, "timeout=inf"),
-    ("timeout=0", session(timeout=0), ValueError, "timeout=0"),
-    ("gpu_memory_fraction=1.5", session(gpu_memory_fraction=1.5), ValueError, "=1.5"),
+    (
+        "inter=2**40",
+        session(inter=2**40),
+        ValueError,
+        ("inter must be", "to 4096", "1099511627776"),
+    ),
+    ("cpus=2**31", session(cpus=2**31), ValueError, ("cpus must be", "to 1024", "2147483648")),
+    ("cpus=-1", session(cpus=-1), ValueError, ("cpus must be", "got -1")),
+    ("timeout=NaN", session(timeout=math.nan), ValueError, ("timeout must be a finite", "nan")),
+    ("timeout=Inf", session(timeout=math.inf), ValueError, ("timeout must be", "got inf")),
+    ("timeout=0", session(timeout=0), ValueError, ("timeout must be", "greater than 0", "got 0")),
+    (
+        "gpu_memory_fraction=1.5",
+        session(gpu_memory_fraction=1.5),
+        ValueError,
+        ("gpu_memory_fraction", "1.5"),
+    ),
     # ... and targets, refused at once instead of failing in TF or after a timeout.
-    ("target='grpc://'", session(target="grpc://"), ValueError, "target='grpc://'"),
-    ("target='local'", session(target="local"), ValueError, "target='local'"),
-    ("target='http://...'", session(target="http://h:1"), ValueError, "'http://h:1'"),
-    ("target port 99999", session(target="grpc://127.0.0.1:99999"), ValueError, ":99999"),
-    ("target=5", session(target=5), TypeError, "target=5"),
+    ("target='grpc://'", session(target="grpc://"), ValueError, ("target must be", "'grpc://'")),
+    ("target='local'", session(target="local"), ValueError, ("target must be", "'local'")),
+    ("target='http://...'", session(target="http://h:1"), ValueError, ("target", "'http://h:1'")),
+    ("target port 99999", session(target="grpc://127.0.0.1:99999"), ValueError, ("port", ":99999")),
+    ("target=5", session(target=5), TypeError, ("target must be a string", "got 5")),
     (
         "ClusterSession timeout",
         lambda: dp.ClusterSession({"worker": ["localhost:2222"]}, timeout="soon"),
         TypeError,
-        "timeout='soon'",
+        ("Session: timeout must be", "'soon'"),
     ),
     # Device strings and scopes.
     ("cpu(10**30)", lambda: dp.cpu(10**30), ValueError, f"/cpu:{10**30}"),
@@ -92,7 +122,8 @@ def test_bad_input_fails_at_once_with_a_message_naming_it_and_a_hint(call, error
         call()
     assert isinstance(info.value, dp.Error)
     message = str(info.value)
-    assert named in message
+    for fragment in (named,) if isinstance(named, str) else named:
+        assert fragment in message
     assert any(hint in message for hint in HINT), message
     assert len(message) < 1000  # a message, not a dump of the input
 

@@ -97,9 +97,11 @@ def test_the_docs_show_the_options_table_the_declarations_give():
 
 
 def test_bad_options_are_named_and_the_half_made_session_dies_quietly(capfd):
-    with pytest.raises(dp.SessionOptionError, match="cpus=-1"):
+    with pytest.raises(
+        dp.SessionOptionError, match="cpus must be an integer from 0 to 1024, got -1"
+    ):
         dp.Session(cpus=-1)
-    with pytest.raises(TypeError, match="did you mean 'cpus'"):
+    with pytest.raises(TypeError, match="did you mean cpus=2"):
         dp.Session(cpu=2)
     gc.collect()  # the half-made session's __del__ runs quietly
     assert "Exception ignored" not in capfd.readouterr().err

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf
-from devplace.errors import Error, quoted
+from devplace.errors import ArgumentValueError
 
 __all__ = [
     "MAX_DEVICES",
@@ -46,16 +46,12 @@ MAX_THREADS = 4096
 MAX_TIMEOUT = 1e9
 
 
-class SessionOptionError(Error, ValueError):
+class SessionOptionError(ArgumentValueError):
     """A Session option with a value it cannot take; names the option, expected, found, hint."""
 
     def __init__(self, option: str, value: Any, expected: str, hint: str):
         self.option = option
-        self.value = value
-        super().__init__(
-            f"Session option {option}={quoted(value)}: expected {expected}, found "
-            f"{quoted(value)} (a {type(value).__name__}). Hint: {hint}"
-        )
+        super().__init__("Session", option, value, expected, hint)
 
 
 class SessionOptionTypeError(SessionOptionError, TypeError):
@@ -286,11 +282,10 @@ def build_config(options: dict[str, Any], config: Any = None) -> Any:
         if name not in _BY_NAME:
             close = difflib.get_close_matches(name, _BY_NAME, n=1)
             raise SessionOptionTypeError(
+                "keyword",
                 name,
-                options[name],
-                f"one of the options {', '.join(_BY_NAME)}, target, config, graph",
-                f"Session got an unexpected keyword argument {name!r}; "
-                + (f"did you mean {close[0]!r}?" if close else "check its spelling"),
+                f"one of {', '.join(_BY_NAME)}, target, config, graph",
+                f"did you mean {close[0]}={options[name]!r}?" if close else "check its spelling",
             )
     proto = tf.ConfigProto()
     if config is not None:
