@@ -4,15 +4,21 @@ Every case must end in a devplace error (API) or exit status 1 with one line on 
 that names the input and the place inside it, never a traceback, and must write nothing.
 The whole table runs through the API and `devplace.cli.main`; the cases a real process can
 only show (endless input, deep nesting, the picture format) also run as `devplace` processes.
+A property test mangles the H100 trace's events at random: read or refused, nothing else.
 """
 
+import copy
 import json
+import math
 import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from trace_builders import flow, hand_trace, process
 
 import devplace.trace as trace_module
@@ -184,3 +190,39 @@ def test_the_command_names_an_unsupported_format(tmp_path):
     done = run_cli("profile", "show", str(trace), "-o", str(tmp_path / "x.xyz"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "x.xyz': .xyz is not a picture format; use one of .png, .svg, .pdf" in done.stderr
+
+
+FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "seed-colocate-true.json").read_text())
+ODD = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),  # NaN and infinities included
+    st.text(max_size=30),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["name", "op"]), st.integers() | st.text(), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(FIXTURE["traceEvents"]) - 1),
+            st.sampled_from(["ph", "pid", "tid", "ts", "dur", "args", "name", "id", "cat"]),
+            ODD,
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_any_mangled_event_is_read_or_refused_with_a_trace_error(edits):
+    data = copy.deepcopy(FIXTURE)
+    for index, key, value in edits:
+        data["traceEvents"][index][key] = value
+    try:
+        trace = read_trace(data)
+    except TraceError:
+        return
+    numbers = [trace.makespan_us, *trace.busy_us().values(), *trace.busy_us("kernel").values()]
+    assert all(math.isfinite(n) and n >= 0 for n in numbers)
