@@ -159,13 +159,31 @@ def test_session_device_names_match_their_own_short_names():
 
 
 devices = st.builds(
-    dp.Device,
+    lambda job, replica, task, kind, index: dp.Device(
+        job, replica, task, kind, None if kind is None else index
+    ),
     job=st.none() | st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True),
     replica=st.none() | st.integers(0, 100),
     task=st.none() | st.integers(0, 100),
-    device_type=st.none() | st.sampled_from(["CPU", "GPU", "TPU", "XLA_CPU"]),
-    device_index=st.none() | st.integers(0, 64),
-).filter(lambda d: d.device_type is not None or d.device_index is None)
+    kind=st.none() | st.sampled_from(["CPU", "GPU", "TPU", "XLA_CPU"]),
+    index=st.none() | st.integers(0, 64),
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"task": -1}, "task must be an integer from 0"),
+        ({"replica": True}, "replica must be an integer"),
+        ({"device_type": "GPU", "device_index": MAX_INDEX + 1}, "device_index must be"),
+        ({"job": "a/b"}, "job name 'a/b' is not an identifier"),
+        ({"device_index": 0}, "a device index needs a device type"),
+        ({"device_type": "gpu", "device_index": 0}, "device type 'gpu' is not like CPU"),
+    ],
+)
+def test_a_device_built_from_fields_is_checked_like_a_parsed_one(fields, problem):
+    with pytest.raises(dp.DeviceSpecError, match=problem):
+        dp.Device(**fields)
 
 
 @st.composite

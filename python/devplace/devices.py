@@ -72,6 +72,24 @@ class Device:
     device_type: str | None = None
     device_index: int | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("replica", "task", "device_index"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INDEX
+            ):
+                raise DeviceSpecError(self, f"{name} must be an integer from 0 to {MAX_INDEX}")
+        if self.job is not None and not (isinstance(self.job, str) and _NAME.match(self.job)):
+            raise DeviceSpecError(self, f"job name {self.job!r} is not an identifier")
+        if self.device_type is None and self.device_index is not None:
+            raise DeviceSpecError(self, "a device index needs a device type")
+        if self.device_type is not None and not (
+            isinstance(self.device_type, str)
+            and _TYPE.match(self.device_type)
+            and self.device_type.isupper()
+        ):
+            raise DeviceSpecError(self, f"device type {self.device_type!r} is not like CPU or GPU")
+
     def to_string(self) -> str:
         """The canonical string, e.g. `/job:ps/task:0/device:CPU:0`."""
         parts = []
