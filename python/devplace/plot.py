@@ -216,7 +216,7 @@ def _draw_timeline(
         height = _LANE / len(rows)
         for r, (kind, thread) in enumerate(rows):
             y = lane + r * height
-            if len(rows) > 1 and rows[-1][0] != "op":
+            if rows[-1][0] != "op" and (kind != "op" or r == 0):  # a GPU: name its sub-rows
                 side_ticks.append((y + height / 2, _row_label(trace, device, kind, narrow)))
             if kind == "copy":
                 entries = [e for e in trace.copies if e.device == device]
