@@ -126,7 +126,7 @@ def test_runtime_names_split_into_short_device_and_lane(name, device, lane):
 
 def test_runtime_and_short_names_convert_both_ways():
     assert runtime_device("/cpu:1") == "/job:localhost/replica:0/task:0/device:CPU:1"
-    assert runtime_device("/job:ps/task:2/gpu:0") == "/job:ps/task:2/device:GPU:0"
+    assert runtime_device("/job:ps/task:2/gpu:0") == "/job:ps/replica:0/task:2/device:GPU:0"
     assert short_device(runtime_device("/gpu:3")) == "/device:GPU:3"
     with pytest.raises(dp.DeviceSpecError, match="needs a device type and index"):
         runtime_device("/device:CPU:*")

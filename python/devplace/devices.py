@@ -123,6 +123,10 @@ class Device:
         )
 
 
+#: The local session's job, replica and task, which runtime names of local devices carry.
+_LOCAL = Device("localhost", 0, 0)
+
+
 def _parse_index(spec: object, field: str, text: str) -> int:
     if not _INDEX.match(text):
         raise DeviceSpecError(spec, f"{field} must be a non-negative integer, got {text!r}")
@@ -224,17 +228,17 @@ def short_device(name: str) -> str:
 
 
 def runtime_device(spec: object) -> str:
-    """The runtime's full name of a device: local devices get `/job:localhost/replica:0/task:0`.
+    """The runtime's full name of a device: unset job, replica and task are the local ones.
+
+    `/cpu:1` is `/job:localhost/replica:0/task:0/device:CPU:1`, `/job:ps/gpu:0` is
+    `/job:ps/replica:0/task:0/device:GPU:0`.
 
     Only complete devices (type and index) have one: a partial spec raises `DeviceSpecError`.
     """
     device = parse_device(spec)
     if device.device_type is None or device.device_index is None:
         raise DeviceSpecError(spec, "a runtime name needs a device type and index, e.g. '/cpu:0'")
-    local = Device("localhost", 0, 0)
-    if device.job is None or device.job == "localhost":
-        return str(local.merge(device))
-    return str(device)
+    return str(_LOCAL.merge(device))
 
 
 def matches(spec: object, device: object) -> bool:
@@ -244,5 +248,5 @@ def matches(spec: object, device: object) -> bool:
     without job, replica or task is read as the local one (`localhost`, 0, 0).
     """
     want = parse_device(spec)
-    got = Device("localhost", 0, 0).merge(parse_device(device))
+    got = _LOCAL.merge(parse_device(device))
     return all(getattr(want, f.name) in (None, getattr(got, f.name)) for f in fields(Device))
