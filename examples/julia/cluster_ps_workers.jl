@@ -18,7 +18,7 @@ function build(spec)
     @pywith DevPlace.device("/job:worker/task:1/cpu:0") begin
         @pywith DevPlace.device(DevPlace.round_robin(dpc.devices(spec, "ps"))) begin
             w = Variable(zeros(Float32, 3, 1), name="w")
-            b = Variable(0.0, name="b")
+            b = Variable(0f0, name="b")  # Float32 like w: a Julia Float64 makes float64
             x = constant(Float32[1 2 3; 4 5 6], name="x")
             y_true = constant(reshape(Float32[1, 2], 2, 1), name="y_true")
             loss = tf.reduce_mean((x * w + b - y_true) .^ 2, name="loss")

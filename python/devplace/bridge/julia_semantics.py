@@ -409,9 +409,10 @@ def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
                 'or "" for no device',
             )
         try:
-            return dp.canonical_device(result)
+            dp.canonical_device(result)
         except dp.DeviceSpecError as err:
             raise dp.DeviceSpecError(result, f"{where} ({err.problem})") from None
+        return result  # as given: TF shows a device function's string unchanged in op.device
 
     return checked
 
