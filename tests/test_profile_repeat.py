@@ -4,21 +4,14 @@ import math
 import statistics
 
 import pytest
+from trace_builders import two_device_graph
 
 import devplace as dp
 from devplace.trace import read_trace
 
 
-def graph():
-    with dp.cpu(1):
-        y = dp.sin(dp.tf.ones([50, 50]), name="y")
-    with dp.cpu(0):
-        z = dp.reduce_sum(y, name="z")
-    return z
-
-
 def test_step_time_is_the_median_and_the_trace_is_the_median_run():
-    z = graph()
+    z = two_device_graph(shape=(50, 50))
     sess = dp.Session(cpus=2, optimize=False)
     prof = dp.run_profile(sess, z, repeat=7, progress=False)
     assert len(prof.step_times_us) == 7
@@ -33,7 +26,7 @@ def test_step_time_is_the_median_and_the_trace_is_the_median_run():
 
 
 def test_progress_bar_shows_when_asked_and_not_otherwise(capsys):
-    z = graph()
+    z = two_device_graph(shape=(50, 50))
     sess = dp.Session(cpus=2, optimize=False)
     dp.run_profile(sess, z, repeat=3, progress=True)
     err = capsys.readouterr().err

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from trace_builders import hand_trace, op, process
+from trace_builders import hand_trace, op, process, two_device_graph
 
 import devplace as dp
 from devplace.trace import TraceError, lane_kind, read_trace
@@ -76,11 +76,7 @@ def test_runtime_lane_names_become_short_devices():
 
 
 def test_a_saved_profile_reads_back_with_its_devices_and_transfers(tmp_path):
-    with dp.cpu(1):
-        x = dp.tf.ones([10, 10], name="x")
-        y = dp.sin(x, name="y")
-    with dp.cpu(0):
-        z = dp.reduce_sum(y, name="z")
+    z = two_device_graph(shape=(10, 10))
     sess = dp.Session(cpus=2, optimize=False)
     prof = dp.run_profile(sess, z)
     path = dp.save_profile(tmp_path / "p.json", prof)

@@ -6,20 +6,12 @@ import json
 
 import pytest
 from conftest import DEFAULT_DEVICE
+from trace_builders import two_device_graph
 
 import devplace as dp
 from devplace.report import OpNotRunError
 
 tf = dp.tf
-
-
-def two_device_graph():
-    with dp.cpu(1):
-        x = tf.ones([100, 25], name="x")  # 10,000 bytes of float32
-        y = tf.sin(x, name="y")
-    with dp.cpu(0):
-        z = tf.reduce_sum(y, name="z")
-    return z
 
 
 def test_actual_devices_and_transfer_bytes():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU, requires_gpu
+from trace_builders import two_device_graph
 
 import devplace as dp
 from devplace.cli import main
@@ -95,36 +96,30 @@ def test_aggregate_lanes_count_when_no_stream_lane_exists():
     assert trace.busy_us("copy") == {GPU0: 2.0}
 
 
-def two_device_graph():
-    with dp.device(GPUS[0] if HAS_GPU else "/cpu:1"):
-        y = dp.sin(dp.tf.ones([50, 20]), name="y")
-    with dp.cpu(0):
-        z = dp.reduce_sum(y, name="z")
-    return z
+OTHER = GPUS[0] if HAS_GPU else "/device:CPU:1"  # the device y runs on
 
 
 def test_every_view_of_one_traced_run_agrees():
-    z = two_device_graph()
+    z = two_device_graph(OTHER, (50, 20))
     sess = dp.Session(cpus=2, optimize=False)
     run = TracedRun.of(sess, z)
-    other = GPUS[0] if HAS_GPU else "/device:CPU:1"
     report = run.placement()
-    assert report.actual("y") == other and report.actual("z") == CPU0
+    assert report.actual("y") == OTHER and report.actual("z") == CPU0
     assert report.transfers is run.transfers
     (data,) = [t for t in run.transfers if not t.control]
-    assert (data.tensor, data.source, data.destination, data.bytes) == ("y:0", other, CPU0, 4000)
+    assert (data.tensor, data.source, data.destination, data.bytes) == ("y:0", OTHER, CPU0, 4000)
     stats = run.op_stats()
-    assert (stats["y"].device, stats["y"].op_type, stats["y"].output_bytes) == (other, "Sin", 4000)
+    assert (stats["y"].device, stats["y"].op_type, stats["y"].output_bytes) == (OTHER, "Sin", 4000)
     trace = run.trace
-    assert trace.devices == sorted([CPU0, other])
-    assert {op.name: op.device for op in trace.ops}["y"] == other
+    assert trace.devices == sorted([CPU0, OTHER])
+    assert {op.name: op.device for op in trace.ops}["y"] == OTHER
     assert trace.transfers == run.transfers
     assert trace.makespan_us == run.step_time_us
     assert run.values == pytest.approx(1000 * 0.8414709848)
 
 
 def test_the_chrome_trace_names_threads_and_has_no_empty_processes():
-    z = two_device_graph()
+    z = two_device_graph(OTHER, (50, 20))
     events = TracedRun.of(dp.Session(cpus=2, optimize=False), z).chrome_trace()["traceEvents"]
     processes = {e["pid"] for e in events if e.get("name") == "process_name"}
     busy = {e["pid"] for e in events if e.get("ph") != "M"}
@@ -138,7 +133,7 @@ def test_the_chrome_trace_names_threads_and_has_no_empty_processes():
 
 @requires_gpu
 def test_a_real_gpu_run_is_one_device_with_kernels():
-    z = two_device_graph()
+    z = two_device_graph(OTHER, (50, 20))
     run = TracedRun.of(dp.Session(optimize=False), z)
     trace = run.trace
     assert trace.devices == [CPU0, GPUS[0]]

@@ -1,4 +1,7 @@
-"""Hand-made Chrome traces in the shape TensorFlow's timeline writes, for the trace tests."""
+"""Hand-made Chrome traces in the shape TensorFlow's timeline writes, and the small two-device
+graph the profile and report tests trace."""
+
+import devplace as dp
 
 PREFIX = "/job:localhost/replica:0/task:0"
 
@@ -63,3 +66,12 @@ def hand_trace():
             *flow(9, "c", 3, 1025, 1, 1031),  # a second consumer of the same tensor
         ]
     }
+
+
+def two_device_graph(device="/cpu:1", shape=(100, 25)):
+    """`y = sin(ones(shape))` (named x, y) on `device`, `z = reduce_sum(y)` on CPU:0; returns z.
+    The default shape makes y 10,000 bytes of float32."""
+    with dp.device(device):
+        y = dp.sin(dp.tf.ones(shape, name="x"), name="y")
+    with dp.cpu(0):
+        return dp.reduce_sum(y, name="z")
