@@ -87,7 +87,7 @@ def bench_problem(problem: Problem, budget: float, exact_limit: float) -> dict[s
             placers[name] = run_milp
         else:
             limit = exact_limit if pl.scaling == "exponential" else budget
-            placers[name] = lambda p, pl=pl, limit=limit: pl.run(p, limit)
+            placers[name] = lambda p, pl=pl, limit=limit: pl(p, limit)
     placers["auto"] = lambda p: place(p, "auto", budget)
     for name, placer in placers.items():
         assignment, seconds = timed(lambda placer=placer: placer(problem))

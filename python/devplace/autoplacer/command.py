@@ -26,9 +26,10 @@ def place_file(path: str, strategy: str = "auto", budget_s: float | None = None)
     """Place a workload file; the README's result record plus how the placer was chosen.
 
     Keys: assignment (node id -> device), makespan (simulated, in the file's time unit),
-    lower_bound, strategy (as asked), chosen (the placer that made the assignment), skipped
-    (placer -> why not used), seconds (placement), total_seconds (loading, placement and
-    scoring), feasible.
+    lower_bound, strategy (as asked), chosen (the placer that made the assignment), optimal
+    (an exact placer's proof: true, false when its budget ran out first, null when none ran),
+    skipped (placer -> why not used), seconds (placement), total_seconds (loading, placement
+    and scoring), feasible.
     """
     from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
     from devplace.autoplacer.simulator import simulate
@@ -51,6 +52,7 @@ def place_file(path: str, strategy: str = "auto", budget_s: float | None = None)
         "lower_bound": problem.lower_bound(),
         "strategy": strategy,
         "chosen": choice.placer,
+        "optimal": choice.optimal,
         "skipped": choice.skipped,
         "seconds": seconds,
         "total_seconds": time.perf_counter() - t_start,
@@ -75,6 +77,17 @@ def summary(path: str, result: dict[str, Any]) -> str:
         f"placed in {result['seconds']:.2f} s ({result['total_seconds']:.2f} s with loading "
         "and scoring)",
     ]
+    if result["optimal"] is not None:
+        lines.append(
+            (
+                "proven optimal for the MILP's scheduling model (the simulator may differ)"
+                if result["chosen"] == "milp"
+                else "proven optimal: no assignment simulates faster"
+            )
+            if result["optimal"]
+            else "not proven optimal: the exact search ran out of budget and returned the best "
+            "assignment found so far; hint: raise --budget to let it finish"
+        )
     lines += [f"skipped {name}: {why}" for name, why in result["skipped"].items()]
     return "\n".join(lines)
 

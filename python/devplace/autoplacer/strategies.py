@@ -19,12 +19,14 @@ STRATEGIES = (*PLACERS, "auto")
 
 @dataclass
 class Choice:
-    """An assignment and how it was made: the placer that made it and, by name, why other
-    placers were not used."""
+    """An assignment and how it was made: the placer that made it, by name why other placers
+    were not used, and whether an exact placer proved it optimal (False: one ran out of
+    budget; None: no exact placer ran)."""
 
     assignment: np.ndarray
     placer: str
     skipped: dict[str, str] = field(default_factory=dict)
+    optimal: bool | None = None
 
 
 def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> Choice:
@@ -34,14 +36,17 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     budget; when the problem fits the exhaustive placer's size limit, search gets a quarter
     of it (it converges fast on so few groups) and the exhaustive optimum seeded with its
     result the rest (keeping the best found if time runs out). Every other name is a
-    registered placer (`devplace.autoplacer.placers.PLACERS`), refused above its size limit.
+    registered placer (`devplace.autoplacer.placers.PLACERS`), refused above its size limit;
+    the exact ones ("exhaustive", "milp") keep to the budget too, returning the best found so
+    far (`Choice.optimal` False) when it runs out.
     """
     budget_s = check_budget(budget_s)
     if strategy in PLACERS:
         refusal = PLACERS[strategy].refusal(problem)
         if refusal is not None:
             raise AutoPlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
-        return Choice(PLACERS[strategy](problem, budget_s), strategy)
+        found = PLACERS[strategy].solve(problem, budget_s)
+        return Choice(found.assignment, strategy, optimal=found.optimal)
     if strategy != "auto":
         raise AutoPlacementError(
             f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
@@ -56,9 +61,10 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     best = exhaustive(
         problem, incumbent=found.assignment, time_limit=max(deadline - time.perf_counter(), 0.0)
     )
-    if np.array_equal(best, found.assignment):
+    searched.optimal = best.optimal
+    if np.array_equal(best.assignment, found.assignment):
         return searched
-    return Choice(best, "exhaustive", found.skipped)
+    return Choice(best.assignment, "exhaustive", found.skipped, best.optimal)
 
 
 def place(

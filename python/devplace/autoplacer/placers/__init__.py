@@ -7,12 +7,13 @@ Adding a placer is one module here and one line in `_REGISTERED`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.graph import InfeasibleError, Problem
 from devplace.autoplacer.placers.contiguous import contiguous
 from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS, exhaustive
 from devplace.autoplacer.placers.heft import heft
@@ -26,7 +27,7 @@ from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, search
 from devplace.autoplacer.placers.single import single_device
 from devplace.autoplacer.placers.tf_default import tf_default
 
-__all__ = ["BASELINES", "DEFAULT_BUDGET_S", "PLACERS", "SCALING", "Placer"]
+__all__ = ["BASELINES", "DEFAULT_BUDGET_S", "PLACERS", "SCALING", "Placer", "Solution"]
 
 #: How a placer's work grows with the problem: "greedy" (about linear in ops x devices),
 #: "lp" (a linear programme), "budget" (stops at its time budget), "exponential" (exact).
@@ -34,27 +35,40 @@ SCALING = ("greedy", "lp", "budget", "exponential")
 
 
 @dataclass(frozen=True)
+class Solution:
+    """A placer's assignment and whether it is proven optimal: True or False for the exact
+    placers (False: stopped by its budget, the best found so far), None for the others, which
+    claim nothing."""
+
+    assignment: np.ndarray
+    optimal: bool | None = None
+
+
+@dataclass(frozen=True)
 class Placer:
     """A registered placement strategy.
 
-    `run(problem, budget_s)` returns the assignment. `portfolio`: `search` starts from its
-    result (the baselines). `max_groups` / `max_ops`: the largest number of colocation groups /
-    ops it is meant for (None: any); `auto` and the benchmarks skip it above that. `scaling`:
-    one of `SCALING`. `min_budget_s`: calls get at least this budget (the exact placers' time
-    limit; `run` itself takes the budget as given).
+    `run(problem, budget_s)` returns the assignment (the exact placers: a `Solution`) within
+    the budget. `portfolio`: `search` starts from its result (the baselines). `max_groups` /
+    `max_ops`: the largest number of colocation groups / ops it is meant for (None: any);
+    `auto` and the benchmarks skip it above that. `scaling`: one of `SCALING`.
     """
 
     name: str
-    run: Callable[[Problem, float], np.ndarray]
+    run: Callable[[Problem, float], np.ndarray | Solution]
     scaling: str
     portfolio: bool = False
     max_groups: int | None = None
     max_ops: int | None = None
-    min_budget_s: float = 0.0
+
+    def solve(self, problem: Problem, budget_s: float = DEFAULT_BUDGET_S) -> Solution:
+        """This placer's `Solution` for `problem` within `budget_s` seconds."""
+        found = self.run(problem, budget_s)
+        return found if isinstance(found, Solution) else Solution(found)
 
     def __call__(self, problem: Problem, budget_s: float = DEFAULT_BUDGET_S) -> np.ndarray:
         """The assignment this placer gives `problem` within `budget_s` seconds."""
-        return self.run(problem, max(budget_s, self.min_budget_s))
+        return self.solve(problem, budget_s).assignment
 
     def fits(self, problem: Problem) -> bool:
         """True when `problem` is within this placer's size limits."""
@@ -80,12 +94,26 @@ def _greedy(name: str, fn: Callable[[Problem], np.ndarray], portfolio: bool = Tr
     return Placer(name, lambda problem, _budget: fn(problem), "greedy", portfolio)
 
 
-def _exhaustive(problem: Problem, budget_s: float) -> np.ndarray:
-    return exhaustive(problem, time_limit=budget_s)
+def _incumbent(problem: Problem) -> np.ndarray | None:
+    """HEFT's assignment, where the exact placers start (None when it breaks a memory cap)."""
+    try:
+        return heft(problem)
+    except InfeasibleError:
+        return None
 
 
-def _milp(problem: Problem, budget_s: float) -> np.ndarray:
-    return milp_placement(problem, time_limit=budget_s).assignment
+def _exhaustive(problem: Problem, budget_s: float) -> Solution:
+    deadline = time.perf_counter() + budget_s
+    start = _incumbent(problem)
+    found = exhaustive(problem, start, time_limit=deadline - time.perf_counter())
+    return Solution(found.assignment, found.optimal)
+
+
+def _milp(problem: Problem, budget_s: float) -> Solution:
+    deadline = time.perf_counter() + budget_s
+    start = _incumbent(problem)
+    found = milp_placement(problem, time_limit=deadline - time.perf_counter(), incumbent=start)
+    return Solution(found.assignment, found.optimal)
 
 
 _REGISTERED = (
@@ -99,10 +127,8 @@ _REGISTERED = (
     Placer("m_sct", lambda problem, _budget: m_sct(problem), "lp", True, max_ops=MAX_SCT_OPS),
     _greedy("contiguous", contiguous, portfolio=False),
     Placer("search", search, "budget"),
-    Placer(
-        "exhaustive", _exhaustive, "exponential", max_groups=MAX_EXHAUSTIVE_OPS, min_budget_s=600
-    ),
-    Placer("milp", _milp, "exponential", max_ops=MAX_MILP_OPS, min_budget_s=60),
+    Placer("exhaustive", _exhaustive, "exponential", max_groups=MAX_EXHAUSTIVE_OPS),
+    Placer("milp", _milp, "exponential", max_ops=MAX_MILP_OPS),
 )
 
 #: Every registered placer by name, in registration order.

@@ -13,6 +13,7 @@ assignment and that bound. Sized for up to ~30 ops.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from scipy.sparse import lil_matrix
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.simulator import simulate
 
 __all__ = ["MAX_MILP_OPS", "MilpResult", "milp_placement"]
 
@@ -29,7 +31,8 @@ MAX_MILP_OPS = 40
 
 @dataclass
 class MilpResult:
-    """An assignment, the model's best makespan, its lower bound and whether it is proven."""
+    """An assignment, the model's best makespan (inf: the solver found none in time), its
+    lower bound, and whether the solver proved its optimum."""
 
     assignment: np.ndarray
     value: float
@@ -170,9 +173,19 @@ def _big_m(problem: Problem, upper: float | None) -> float:
 
 
 def milp_placement(
-    problem: Problem, upper: float | None = None, time_limit: float = 60.0
+    problem: Problem,
+    upper: float | None = None,
+    time_limit: float = 60.0,
+    incumbent: np.ndarray | None = None,
 ) -> MilpResult:
-    """Solve the placement-and-scheduling MILP; `upper` (a known makespan) tightens big-M."""
+    """Solve the placement-and-scheduling MILP within `time_limit` seconds (model building
+    included); `upper` (a known makespan) tightens big-M.
+
+    Stopped by the limit, the solver's best assignment comes back with `optimal=False`, or
+    `incumbent` where that simulates faster or the solver found none; with neither, an
+    AutoPlacementError says so.
+    """
+    deadline = time.perf_counter() + time_limit
     if problem.n > MAX_MILP_OPS:
         raise AutoPlacementError(
             f"the MILP is for at most {MAX_MILP_OPS} ops; problem {problem.name!r} has "
@@ -196,21 +209,39 @@ def milp_placement(
     integrality[model.order :] = 1
     cost = np.zeros(nv)
     cost[model.makespan] = 1.0
+    constraints = model.matrix()
     res = milp(
         cost,
-        constraints=model.matrix(),
+        constraints=constraints,
         integrality=integrality,
         bounds=Bounds(lb, ub),
-        options={"time_limit": time_limit, "disp": False},
+        options={"time_limit": max(deadline - time.perf_counter(), 0.0), "disp": False},
     )
+    bound = float(getattr(res, "mip_dual_bound", None) or res.fun or problem.lower_bound())
+    fallback = None
+    if incumbent is not None and simulate(problem, incumbent).feasible:
+        fallback = np.asarray(incumbent, dtype=np.int64)
     if res.x is None:
+        if fallback is not None and res.status == 1:  # the time limit, before any solution
+            return MilpResult(fallback, np.inf, bound, False)
+        if res.status == 1:
+            raise AutoPlacementError(
+                f"the MILP for problem {problem.name!r} found no assignment within its "
+                f"{time_limit:g} s budget; hint: raise the budget, or use strategy 'search'"
+            )
         raise InfeasibleError(
             f"MILP for problem {problem.name!r} found no feasible assignment ({res.message}); "
-            "hint: check memory caps, or raise time_limit"
+            "hint: check memory caps"
         )
     x = res.x[:nx].reshape(model.n_groups, problem.d)
     assignment = np.empty(problem.n, dtype=np.int64)
     for g, members in enumerate(state.members):
         assignment[members] = int(np.argmax(x[g]))
-    bound = float(getattr(res, "mip_dual_bound", res.fun) or res.fun)
-    return MilpResult(assignment, float(res.fun), bound, res.status == 0)
+    optimal = res.status == 0
+    if (
+        not optimal
+        and fallback is not None
+        and simulate(problem, fallback).makespan < simulate(problem, assignment).makespan
+    ):
+        assignment = fallback
+    return MilpResult(assignment, float(res.fun), bound, optimal)
