@@ -35,7 +35,8 @@ def test_placement_covers_the_closure_and_keeps_constraints():
     assert "x" in p.devices and "w1" in p.devices and set(p.devices) <= closure
     assert p["b"] == p["w2"]  # colocation
     assert p["c"] == "/device:CPU:1"  # user pin kept
-    assert p.predicted_step_time > 0 and p.strategy == "auto"
+    assert p.predicted_step_time > 0 and p.asked == "auto"
+    assert p.strategy.startswith(("search (from ", "exhaustive", "single:"))  # what auto chose
 
 
 def test_apply_then_run_places_ops_where_predicted():

@@ -16,7 +16,7 @@ from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.simulator import Schedule, simulate
-from devplace.autoplacer.strategies import place
+from devplace.autoplacer.strategies import choose
 
 __all__ = ["Placement", "autoplace", "step_time_us"]
 
@@ -28,8 +28,9 @@ class Placement:
     `single_device`: predicted step time of everything on each device (ops it cannot run
     falling back as TF's soft placement does). `measured`: with `verify`, the median measured
     step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
-    "single:<device>"), and `predicted` their predicted times; `strategy` then names the one
-    returned.
+    "single:<device>"), and `predicted` their predicted times. `strategy` names what made the
+    result (the placer `auto` chose, "single:<device>", or with `verify` the fastest
+    measured); `asked` the strategy asked for.
     """
 
     devices: dict[str, str]
@@ -41,6 +42,7 @@ class Placement:
     single_device: dict[str, float] = field(default_factory=dict)
     measured: dict[str, float] = field(default_factory=dict)
     predicted: dict[str, float] = field(default_factory=dict)
+    asked: str = "auto"
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
@@ -195,10 +197,11 @@ def autoplace(
         memory=memory,
         respect_pins=respect_pins,
     )
-    assignment = place(problem, strategy, budget)
+    choice = choose(problem, strategy, budget)
+    assignment = choice.assignment
     singles = _singles(problem)
     single_s = {label: simulate(problem, a) for label, a in singles.items()}
-    label = strategy
+    label = choice.placer
     if strategy == "auto":
         schedule = simulate(problem, assignment)
         fits = [(s.makespan, k) for k, s in single_s.items() if s.feasible]
@@ -226,4 +229,5 @@ def autoplace(
         single_device={k[len("single:") :]: s.makespan for k, s in single_s.items()},
         measured=measured,
         predicted=predicted,
+        asked=strategy,
     )
