@@ -19,6 +19,7 @@ import pytest
 
 import devplace as dp
 from devplace.autoplacer import AutoPlacementError, autoplace, place, workloads
+from devplace.autoplacer.command import main
 from devplace.autoplacer.placers.m_sct import MAX_SCT_OPS
 from devplace.autoplacer.placers.search import MAX_BUDGET_S, run_search
 from devplace.autoplacer.workloads import (
@@ -180,6 +181,37 @@ def test_search_starts_no_portfolio_member_once_the_budget_is_spent():
     found = run_search(random_layered(200, seed=1), budget_s=1e-9)
     assert found.start == "heft"  # the first member always runs, so there is a result
     assert "not started: the budget was spent" in found.skipped.values()
+
+
+def _layered_workload(n: int, seed: int = 0) -> dict:
+    """A workload file's content: n nodes in layers of 3, each fed by two of the layer before."""
+    rng = np.random.default_rng(seed)
+    nodes = [
+        {
+            "id": i,
+            "supportedOnFpga": 1,
+            "cpuLatency": int(rng.integers(5, 40)),
+            "fpgaLatency": int(rng.integers(1, 10)),
+        }
+        for i in range(n)
+    ]
+    edges = [
+        {"sourceId": int(u), "destId": v, "cost": int(rng.integers(1, 6))}
+        for v in range(3, n)
+        for u in {v - 3 - v % 3, v - 1 - v % 3}
+    ]
+    return {"maxSizePerFPGA": 100.0, "maxFPGAs": 2, "maxCPUs": 1, "nodes": nodes, "edges": edges}
+
+
+def test_place_command_keeps_an_exact_placer_to_its_budget(tmp_path, capsys):
+    path = _write(tmp_path, _layered_workload(40))
+    out = tmp_path / "out.json"
+    t0 = time.monotonic()
+    assert main([str(path), "--strategy", "milp", "--budget", "1", "-o", str(out)]) == 0
+    assert time.monotonic() - t0 < 1 + 5  # budget plus a generous margin for a busy machine
+    result = json.loads(out.read_text())
+    assert result["chosen"] == "milp" and result["optimal"] is False and result["feasible"]
+    assert "not proven optimal" in capsys.readouterr().out
 
 
 # (case id, extra arguments, file content or None for no file, what stderr must contain).
