@@ -121,7 +121,8 @@ end
     @cpu [device_id] expr
 
 Place the ops (and variables) built in `expr` on `/device:CPU:device_id`. `device_id` is any
-expression giving a non-negative integer, evaluated when the block runs; it defaults to 0.
+expression giving an integer from 0 to 2^31-1, evaluated when the block runs; it defaults to 0.
+The scope belongs to the task running the block: other `@async` tasks are not placed by it.
 """
 macro cpu(args...)
     device_macro("cpu", cpu, args)
@@ -131,8 +132,8 @@ end
     @gpu [device_id] expr
 
 Place the ops (and variables) built in `expr` on `/device:GPU:device_id`; `device_id` is any
-expression giving a non-negative integer (default 0). Without a GPU, run the graph in a
-`Session(soft=true)` so TensorFlow falls back to the CPU.
+expression giving an integer from 0 to 2^31-1 (default 0); the scope is the running task's.
+Without a GPU, run the graph in a `Session(soft=true)` so TensorFlow falls back to the CPU.
 """
 macro gpu(args...)
     device_macro("gpu", gpu, args)
