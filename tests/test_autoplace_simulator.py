@@ -93,6 +93,21 @@ def test_devices_naming_one_channel_queue_their_transfers_together():
     assert simulate(free, a).makespan == 2  # free copies never wait for the channel
 
 
+def test_dma_transfers_hold_the_channel_for_alpha_only():
+    # op0 and op1 on dev 0 each send 4 units (alpha 1 + 3 bytes' worth) to op2 on dev 1.
+    def problem(dma: bool) -> Problem:
+        devs = [ProblemDevice("acc:0", dma=dma), ProblemDevice("acc:1", dma=dma)]
+        p = make(3, [(0, 2), (1, 2)], [[1, 1]] * 3, devices=devs, xfer=[3, 3, 0])
+        p.link_alpha = np.ones((2, 2)) - np.eye(2)
+        return p
+
+    # whole hold: op0's copy 1..5, op1's 5..9; alpha only: op1's copy starts at 2, ends at 6
+    assert simulate(problem(False), [0, 0, 1]).start[2] == 9
+    assert simulate(problem(True), [0, 0, 1]).start[2] == 6
+    chain = problem(True)
+    assert simulate(chain, [0, 1, 1]).start[2] == 5  # alone, a copy still takes all its time
+
+
 def test_shared_pool_limits_devices_running_at_once():
     devs = [ProblemDevice("cpu:0", "cpu", pool="cpu"), ProblemDevice("cpu:1", "cpu", pool="cpu")]
     pooled = make(2, [], [[3, 3], [3, 3]], devices=devs, pool_capacity={"cpu": 1})

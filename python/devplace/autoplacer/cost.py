@@ -37,15 +37,28 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Link:
-    """A transfer link: `alpha` µs latency plus `beta` µs per byte."""
+    """A transfer link: `alpha` µs latency plus `beta` µs per byte.
+
+    `points`: measured (bytes, µs) transfer times. With them a transfer's time is read off the
+    points (linear between measured sizes, the last segment's slope above them, the smallest
+    size's time below), `alpha` is the per-transfer part (their smallest time) and `beta` only
+    the fitted bandwidth, for reports.
+    """
 
     name: str
     alpha: float
     beta: float
+    points: tuple[tuple[float, float], ...] = ()
 
-    def time(self, nbytes: float) -> float:
-        """Transfer time in µs of `nbytes` bytes."""
-        return self.alpha + self.beta * nbytes
+    def time(self, nbytes: Any) -> Any:
+        """Transfer time in µs of `nbytes` bytes (a number or an array)."""
+        if not self.points:
+            return self.alpha + self.beta * nbytes
+        x, y = (np.array(v, dtype=float) for v in zip(*sorted(self.points), strict=True))
+        n = np.asarray(nbytes, dtype=float)
+        slope = max((y[-1] - y[-2]) / (x[-1] - x[-2]), 0.0) if len(x) > 1 else 0.0
+        out = np.where(n <= x[-1], np.interp(n, x, y), y[-1] + slope * (n - x[-1]))
+        return float(out) if out.ndim == 0 else out
 
 
 PCIE = Link("pcie", alpha=10.0, beta=1.0 / 12e3)  # ~12 GB/s effective PCIe 3 x16
@@ -80,7 +93,9 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
     Each record has `bytes`, `same_chain_us` (a chain of ops on one device), `cross_chain_us`
     (the same chain alternating devices) and `crossings`; a crossing costs the difference over
     the number of crossings, which includes the host's copy set-up and the synchronisation a
-    step waits for, not only the wire. Fitted with `fit_link`.
+    step waits for, not only the wire. Those costs are the link's `points`: crossings are not
+    affine in size (pageable host copies make mid sizes dear), so an alpha + beta fit misses
+    them by half at 1 MiB. `alpha` is the cheapest crossing; `beta` comes from `fit_link`.
     """
     try:
         sizes = [float(r["bytes"]) for r in records]
@@ -90,7 +105,10 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
             f"crossing records need bytes, same_chain_us, cross_chain_us and crossings > 0 "
             f"({err!r}); hint: pass the `link_cpu_gpu` list of a measurements file"
         ) from None
-    return fit_link(sizes, np.maximum(per, 0.0), name)
+    costs = np.maximum(per, 0.0)
+    fitted = fit_link(sizes, costs, name)
+    points = tuple(sorted(zip(sizes, costs.tolist(), strict=True)))
+    return Link(name, alpha=float(costs.min()), beta=fitted.beta, points=points)
 
 
 def device_kind(name: str) -> str:
@@ -239,7 +257,9 @@ class CostModel:
     `op_overhead_us` is added to every op's time: the executor's dispatch cost, which a
     profile's per-op durations leave out. `shared_channel`: all transfers queue on one channel
     (the host's copy engine and the one thread that waits for copies to finish) rather than
-    one per sending device.
+    one per sending device. `dma_copies`: a transfer holds its channel only for the link's
+    alpha (the host's set-up and synchronisation); its bytes then move by DMA while the
+    channel serves the next transfer.
 
     `profiles` (a `DeviceProfiles`) gives each op its measured time per device kind; speed
     factors then apply only to kinds it lacks (relative to its first kind). Without profiles,
@@ -256,6 +276,7 @@ class CostModel:
     serial_links: bool = True
     shared_channel: bool = False
     op_overhead_us: float = 0.0
+    dma_copies: bool = False
     profiles: DeviceProfiles | None = None
 
     @classmethod
@@ -285,9 +306,15 @@ class CostModel:
         cores each through intra-op threads); an accelerator's host launches `acc_slots=4`
         ops at once (their profiled times are the host-side launch times, which dominate
         the short kernels of these graphs, and carry tracing overhead that 4 concurrent
-        launches offset); transfers share one channel.
+        launches offset); transfers share one channel, holding it for the link's alpha only
+        (`dma_copies`).
         """
-        options: dict[str, Any] = {"cpu_slots": 4, "acc_slots": 4, "shared_channel": True}
+        options: dict[str, Any] = {
+            "cpu_slots": 4,
+            "acc_slots": 4,
+            "shared_channel": True,
+            "dma_copies": True,
+        }
         options.update(kw)
         return cls(link=link or PCIE, profiles=profiles, **options)
 
@@ -298,9 +325,33 @@ class CostModel:
             raise AutoPlacementError(f"speed of device {name!r} must be > 0, got {value!r}")
         return float(value)
 
+    def transfer_units(self, nbytes: np.ndarray) -> np.ndarray:
+        """What transfers of `nbytes` cost in the units `links`' beta multiplies.
+
+        Bytes; with a measured `link.points` curve, its time beyond alpha in µs (beta is then
+        1, and every other link must be free or that same link).
+        """
+        if not self._curve():
+            return np.asarray(nbytes, dtype=float)
+        return np.asarray(self.link.time(nbytes), dtype=float) - self.link.alpha
+
+    def _curve(self) -> bool:
+        """True when `link` has measured points (checking every other link is free or it)."""
+        if not self.link.points:
+            return False
+        others = [self.cpu_link, self.peer_link or self.link]
+        if any(lk != self.link and (lk.alpha, lk.beta, lk.points) != (0, 0, ()) for lk in others):
+            raise AutoPlacementError(
+                f"link {self.link.name!r} has measured points, so it must be the only link that "
+                f"costs time; got cpu_link {self.cpu_link!r} and peer_link {self.peer_link!r}; "
+                "hint: use SHARED or that same link for them"
+            )
+        return True
+
     def links(self, devices: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """alpha and beta matrices (µs, µs per byte) between the named devices."""
+        """alpha and beta matrices (µs, µs per `transfer_units` unit) between the named devices."""
         d = len(devices)
+        curve = self._curve()
         alpha, beta = np.zeros((d, d)), np.zeros((d, d))
         kinds = [device_kind(x) for x in devices]
         for i in range(d):
@@ -313,7 +364,8 @@ class CostModel:
                     lk, k = (self.peer_link, 1.0) if self.peer_link else (self.link, 2.0)
                 else:
                     lk, k = self.link, 1.0
-                alpha[i, j], beta[i, j] = k * lk.alpha, k * lk.beta
+                unit = float(lk == self.link) if curve else lk.beta
+                alpha[i, j], beta[i, j] = k * lk.alpha, k * unit
         return alpha, beta
 
     def compute(

@@ -41,7 +41,9 @@ class ProblemDevice:
     `slots` how many ops it may run at once; `pool` names a shared thread pool (see
     `Problem.pool_capacity`), None for a private one; `channel` names the transfer channel its
     outgoing tensors queue on when `Problem.serial_links` (devices naming one channel share
-    it), None for a channel of its own.
+    it), None for a channel of its own. `dma`: its transfers hold that channel only for the
+    link's alpha (the host's per-transfer work); their bytes then move while the channel serves
+    the next transfer.
     """
 
     name: str
@@ -50,6 +52,7 @@ class ProblemDevice:
     slots: int = 1
     pool: str | None = None
     channel: str | None = None
+    dma: bool = False
 
 
 @dataclass

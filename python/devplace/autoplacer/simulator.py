@@ -10,8 +10,9 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   "inputs have all arrived" read literally);
 - op u's output is sent once per destination device, when u finishes; with
   `Problem.serial_links` each device has one outgoing channel (or shares the one its
-  `ProblemDevice.channel` names) that sends one tensor at a time, in request order; otherwise
-  transfers do not contend;
+  `ProblemDevice.channel` names) that sends one tensor at a time, in request order (a device
+  with `ProblemDevice.dma` holds it for the link's alpha only, its bytes then arriving after
+  the rest of the transfer time); otherwise transfers do not contend;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.
 """
@@ -75,6 +76,8 @@ class _Machine:
         self.channel_of = [names.index(x) for x in names]
         self.channel_free = [0.0] * len(devs)
         self.serial = problem.serial_links
+        self.dma = [dev.dma for dev in devs]
+        self.alpha = problem.link_alpha
 
     def can_start(self, dv: int) -> bool:
         """True when device dv has a ready op, a free slot and pool capacity."""
@@ -94,13 +97,17 @@ class _Machine:
         if self.pool[dv] >= 0:
             self.pool_free[self.pool[dv]] += 1
 
-    def send(self, src: int, t: float, cost: float) -> float:
-        """When a transfer of `cost` from src, requested at t, arrives (queued if serial)."""
+    def send(self, src: int, dest: int, t: float, cost: float) -> float:
+        """When a transfer of `cost` from src to dest, requested at t, arrives (queued if serial).
+
+        A `dma` sender holds the channel for the link's alpha only; the rest of `cost` follows.
+        """
         if not (self.serial and cost > 0):  # free copies never wait for a channel
             return t + cost
         ch = self.channel_of[src]
-        self.channel_free[ch] = max(t, self.channel_free[ch]) + cost
-        return self.channel_free[ch]
+        hold = min(cost, self.alpha[src, dest]) if self.dma[src] else cost
+        self.channel_free[ch] = max(t, self.channel_free[ch]) + hold
+        return self.channel_free[ch] + cost - hold
 
 
 class _Run:
@@ -139,7 +146,7 @@ class _Run:
             if dest == src:
                 self.arrive(t, u, dest)
                 continue
-            end = self.machine.send(src, t, self.problem.comm(u, src, dest))
+            end = self.machine.send(src, dest, t, self.problem.comm(u, src, dest))
             self.sends.append((u, dest, end))
             if end <= t:
                 self.arrive(t, u, dest)

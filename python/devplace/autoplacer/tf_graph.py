@@ -220,6 +220,7 @@ def _problem_devices(
                 slots=cost.cpu_slots if cpu else cost.acc_slots,
                 pool="cpu" if pooled and cpu else None,
                 channel="host" if cost.shared_channel else None,
+                dma=cost.dma_copies,
             )
         )
     return out
@@ -254,7 +255,7 @@ def problem_from_graph(
         devices=_problem_devices(names, devices, cost, memory),
         compute=compute,
         edges=sorted(edges),
-        xfer=out_bytes,
+        xfer=cost.transfer_units(out_bytes),
         link_alpha=alpha,
         link_beta=beta,
         memory=held,
