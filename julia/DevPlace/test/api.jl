@@ -223,6 +223,9 @@ end
     @test devices isa Dict && haskey(devices, "w1") && haskey(devices, "y")
     @test Set(values(devices)) == Set(["/device:CPU:0", "/device:CPU:1"])
     @test p["w1"] == devices["w1"] && length(p) == length(devices)
+    line = repr(p)
+    @test startswith(line, "Placement(") && occursin("round_robin", line) && !occursin('\n', line)
+    @test sprint(show, MIME"text/plain"(), p) == line
     @test p.apply() isa Int
     @test all(op.device == devices[op.name] for op in tf.get_default_graph().get_operations()
               if haskey(devices, op.name))
