@@ -33,9 +33,10 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     """An assignment (device index per op) of `problem` by the named strategy, and its maker.
 
     `budget_s`: seconds in (0, `MAX_BUDGET_S`] for the whole call. "auto": `search` within the
-    budget; when the problem fits the exhaustive placer's size limit, search gets a quarter
-    of it (it converges fast on so few groups) and the exhaustive optimum seeded with its
-    result the rest (keeping the best found if time runs out). Every other name is a
+    budget; when the problem fits the exhaustive placer's size limit, search gets an eighth
+    of it (it converges fast on so few groups; its result seeds the exhaustive search, which
+    gets the rest and keeps the best found if time runs out: at 0.8 s this proves the optimum
+    of every benchmark graph, see benchmarks/placement/results.md). Every other name is a
     registered placer (`devplace.autoplacer.placers.PLACERS`), refused above its size limit;
     the exact ones ("exhaustive", "milp") keep to the budget too, returning the best found so
     far (`Choice.optimal` False) when it runs out.
@@ -53,7 +54,7 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
         )
     deadline = time.perf_counter() + budget_s
     refusal = PLACERS["exhaustive"].refusal(problem)
-    found = run_search(problem, budget_s if refusal else budget_s / 4)
+    found = run_search(problem, budget_s if refusal else budget_s / 8)
     searched = Choice(found.assignment, f"search (from {found.start})", found.skipped)
     if refusal is not None:
         searched.skipped["exhaustive"] = refusal
