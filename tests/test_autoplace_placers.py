@@ -96,6 +96,8 @@ def test_exhaustive_finds_the_brute_force_optimum(p: Problem):
     assert found.optimal
     opt = simulate(p, found.assignment).makespan
     assert opt == pytest.approx(brute_force(p))
+    seeded = exhaustive(p, incumbent=search(p, 0.02))  # tries the incumbent's devices first
+    assert seeded.optimal and simulate(p, seeded.assignment).makespan == pytest.approx(opt)
     for name in ALL:
         s = simulate(p, place(p, name, budget_s=0.05))
         assert s.makespan >= opt - 1e-9 or not s.feasible
