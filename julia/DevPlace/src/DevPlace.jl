@@ -16,8 +16,8 @@ ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian 
 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
 # the transport (pipes, host process, request loop), Python objects, then the API.
+include("frames.jl")
 include("wire.jl")
-include("convert.jl")
 include("requests.jl")
 include("fdio.jl")
 include("gcqueue.jl")
@@ -27,14 +27,15 @@ include("operators.jl")
 include("macros.jl")
 include("api.jl")
 include("cluster.jl")
+include("precompile.jl")
 
 function __init__()
     t = get(ENV, "DEVPLACE_TIMEOUT", "")
     isempty(t) || set_timeout(parse(Float64, t))
     spin = get(ENV, "DEVPLACE_SPIN_US", "")
     isempty(spin) || (SPIN_NS[] = round(UInt64, 1000 * max(0.0, parse(Float64, spin))))
-    atexit(stop_host)
-    prestart_host()
+    atexit(() -> stop_host(wait = false))
+    get(ENV, "DEVPLACE_PRESTART", "1") == "0" || @async prestart_host()
 end
 
 end # module

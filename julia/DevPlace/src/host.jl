@@ -3,7 +3,7 @@
 # message waits for its reply while serving whatever else arrives (callbacks into Julia,
 # releases), so callbacks nest; replies arrive strictly nested. Every wait is bounded: a host
 # that dies is noticed at once (its pipe closes), one that stops answering is stopped after
-# `timeout()`. Ctrl-C interrupts a wait without losing the host (see `interrupted!`).
+# `timeout()`. Ctrl-C interrupts a wait without losing the host (`interruption_point`).
 # Frames travel on two dedicated pipes (fdio.jl): the host's fd 0 and fd 3; its fd 1 and 2
 # are Julia's stderr, so nothing it prints can land inside a frame.
 
@@ -120,7 +120,9 @@ function python_command()
         old = get(env, "PYTHONPATH", "")
         env["PYTHONPATH"] = isempty(old) ? pydir : string(pydir, ":", old)
     end
-    return setenv(`$py -m devplace.bridge --write-fd 3 --parent-pid $(getpid())`, env)
+    # TensorFlow (most of the start-up) loads while Julia compiles and sends its first call.
+    preload = "devplace.bridge.julia_semantics"
+    return setenv(`$py -m devplace.bridge --write-fd 3 --parent-pid $(getpid()) --preload $preload`, env)
 end
 
 # Frames to the host go to its stdin, replies come on its fd 3, its stdout and stderr are
@@ -162,13 +164,13 @@ end
     prestart_host()
 
 Start the host in the background (`using DevPlace` does, unless `ENV["DEVPLACE_PRESTART"]` is
-"0"), so that the first call only waits for what is left of its start-up. Never throws: a host
-that cannot start is reported by the first call.
+"0", in a task that runs at the first pause, e.g. while the REPL waits for input), so that the
+first call only waits for what is left of its start-up. Never throws: a host that cannot start
+is reported by the first call.
 """
 function prestart_host()
-    get(ENV, "DEVPLACE_PRESTART", "1") == "0" && return nothing
     try
-        lock(() -> HOST[] === nothing && spawn_host(), HOST_LOCK)
+        lock(() -> GENERATION[] == 0 && spawn_host(), HOST_LOCK)  # none started meanwhile
     catch err
         err isa HostError || rethrow()
     end
@@ -224,13 +226,20 @@ function host()
     end
 end
 
-"Forget `h`: close its pipes, make sure the process is gone (bounded: at most ~2 s)."
-function host_lost!(h::Host)
+"""
+    host_lost!(h; wait=true)
+
+Forget `h`: close its pipes (the host reads end-of-file and exits) and, with `wait`, make sure
+the process is gone (bounded: at most ~2 s).
+"""
+function host_lost!(h::Host; wait::Bool = true)
     h.alive = false
     HOST[] === h && (HOST[] = nothing)
-    h.timed_out && kill(h.proc, Base.SIGKILL)
-    close(h.pipes)  # the host reads EOF and exits
-    if !process_exited(h.proc)
+    # A host never used may still be loading TensorFlow, deaf to its closed pipe: nothing of
+    # it is worth waiting for.
+    (h.timed_out || h.pid == 0) && kill(h.proc, Base.SIGKILL)
+    close(h.pipes)
+    if wait && !process_exited(h.proc)
         timedwait(() -> process_exited(h.proc), 1.0; pollint = 0.01)
         process_exited(h.proc) || kill(h.proc, Base.SIGKILL)
         timedwait(() -> process_exited(h.proc), 1.0; pollint = 0.01)
@@ -300,9 +309,10 @@ end
 
 Send one request to the host (starting it if needed) and return the decoded reply, serving
 callbacks meanwhile. Python exceptions are thrown as `PyError`. Ctrl-C is only taken while
-waiting for a frame, where the stream is whole: see `interrupted!`.
+waiting for a frame, where the stream is whole: see `interruption_point`.
 """
 function roundtrip(op::UInt8, args::Tuple)
+    host()  # a host still starting is awaited first, where Ctrl-C stops the start
     disable_sigint() do
         lock(HOST_LOCK)
         try
@@ -434,7 +444,7 @@ function callback_error!(h::Host, err, bt)
     return (string(typeof(err)), message, h.errors[h.next_error][2], Int(h.next_error))
 end
 
-const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("wire.jl", "convert.jl", "requests.jl",
+const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "wire.jl", "requests.jl",
     "fdio.jl", "gcqueue.jl", "host.jl", "pyobject.jl"))
 
 """
@@ -480,14 +490,15 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
 end
 
 """
-    stop_host()
+    stop_host(; wait=true)
 
-Stop the Python host if one runs (the next call starts a new one).
+Stop the Python host if one runs (the next call starts a new one). Without `wait` (Julia's
+exit) the host exits on its own once it sees its pipe closed, or with its parent.
 """
-function stop_host()
+function stop_host(; wait::Bool = true)
     h = HOST[]
     h === nothing && return nothing
-    host_lost!(h)
+    host_lost!(h; wait = wait)
     return nothing
 end
 

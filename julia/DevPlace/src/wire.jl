@@ -1,15 +1,10 @@
-# The wire format shared with python/devplace/bridge (docs/protocol.md): frame kinds, value
-# tags, dtype codes, and reading/writing whole frames. What values mean is in convert.jl; the
-# context a value is encoded and decoded in (the host, or `nothing` for bare bytes) answers the
-# three functions declared at the end of this file.
-
-# Frame kinds.
-const REQUEST = 0x01
-const REPLY = 0x02
-const ERROR = 0x03
-const CALLBACK = 0x04
-const RELEASE = 0x05
-const HELLO = 0x06
+# Values on the wire (docs/protocol.md, "Values"), as python/devplace/bridge/wire.py: tags,
+# dtype codes, and Julia values <-> tagged bytes. By value: nothing, Bool, integers, floats,
+# strings, symbols, tuples, vectors, dicts, numeric arrays (column-major, the same element at the
+# same index on both sides) and numeric types; Julia functions become Python callables;
+# everything from Python without a Julia counterpart arrives as a PyObject. The context `ctx` a
+# value is encoded and decoded in is a `Host`, or `nothing` when only bytes are checked (test
+# vectors); it answers the three functions declared below.
 
 # Value tags.
 const TAG_NONE = 0x00
@@ -28,10 +23,6 @@ const TAG_HANDLE = 0x0c
 const TAG_JLFUNC = 0x0d
 const TAG_DTYPE = 0x0e
 
-const PROTOCOL_VERSION = 2
-const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
-const MAX_FRAME = typemax(UInt32)
-
 "Numeric types that travel by value, in the order of their wire dtype codes 1, 2, ..."
 const DTYPES = (Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
                 Float16, Float32, Float64, ComplexF32, ComplexF64)
@@ -43,94 +34,6 @@ function dtype_of(code::UInt8)
     1 <= code <= length(DTYPES) || throw(WireError("unknown dtype code $code"))
     return DTYPES[code]
 end
-
-"""
-    WireError(msg)
-
-The bytes from the host are not well-formed frames or values (a protocol bug or a corrupted
-stream).
-"""
-struct WireError <: Exception
-    msg::String
-end
-
-Base.showerror(io::IO, e::WireError) = print(io, "WireError: ", e.msg)
-
-"""
-    Encoder()
-
-The bytes of one message: small values go into `buf`, large arrays are kept as separate
-`parts` so they are written to the pipe without another copy.
-"""
-mutable struct Encoder
-    buf::IOBuffer
-    parts::Vector{Any}
-end
-
-Encoder() = Encoder(IOBuffer(), Any[])
-
-const BIG_PART = 1 << 16
-
-function add_big!(enc::Encoder, a::Array)
-    if position(enc.buf) > 0
-        push!(enc.parts, take!(enc.buf))
-    end
-    push!(enc.parts, a)
-    return enc
-end
-
-function message_parts(enc::Encoder)
-    parts = enc.parts
-    position(enc.buf) > 0 && push!(parts, take!(enc.buf))
-    return parts
-end
-
-nbytes(x::Array) = sizeof(x)
-
-"""
-    write_frame(io, kind, seq, parts)
-
-Write one frame whose body is the concatenation of `parts` (byte vectors or numeric arrays).
-Small frames go out in a single write.
-"""
-function write_frame(io::IO, kind::UInt8, seq::UInt32, parts::Vector{Any})
-    n = HEADER_BYTES
-    for p in parts
-        n += nbytes(p)
-    end
-    n <= MAX_FRAME || throw(ArgumentError(
-        "message of $(n) bytes is larger than a frame can hold (4 GiB); send smaller arrays"))
-    head = IOBuffer()
-    write(head, htol(UInt32(n)), kind, htol(seq))
-    for p in parts
-        if nbytes(p) < BIG_PART
-            write(head, p)
-        else
-            write(io, take!(head))
-            write(io, p)
-        end
-    end
-    position(head) > 0 && write(io, take!(head))
-    return nothing
-end
-
-"""
-    read_frame(io) -> (kind, seq, body)
-
-Read one frame; `body` is the bytes after the header. Throws `EOFError` if the stream ends.
-"""
-function read_frame(io::IO)
-    n = ltoh(read(io, UInt32))
-    n >= HEADER_BYTES || throw(WireError("frame length $n is shorter than its header"))
-    kind = read(io, UInt8)
-    seq = ltoh(read(io, UInt32))
-    body = read(io, Int(n) - HEADER_BYTES)
-    length(body) == Int(n) - HEADER_BYTES || throw(EOFError())
-    return kind, seq, body
-end
-
-# The codec's context (convert.jl calls these; the `nothing` methods live there, the host's in
-# host.jl and pyobject.jl).
 
 """
     register_function!(ctx, f) -> UInt64
@@ -152,3 +55,269 @@ function lookup_function end
 The Julia object for Python handle `id`.
 """
 function make_handle end
+
+"""
+    WireHandle(id)
+
+A Python handle as seen without a host (test vectors).
+"""
+struct WireHandle
+    id::UInt64
+end
+
+"""
+    WireFunction(id, name)
+
+A Julia callable as seen on the wire without a host (test vectors).
+"""
+struct WireFunction
+    id::UInt64
+    name::String
+end
+
+"""
+    PyDict(pairs)
+
+Pairs that travel as one Python dict, keys converted on the Python side (no Julia hashing
+of Python objects).
+"""
+struct PyDict
+    pairs::Vector{Pair}
+end
+
+# --- encoding -------------------------------------------------------------------------------
+
+function write_str(io::IO, s::AbstractString)
+    data = codeunits(String(s))
+    write(io, htol(UInt32(length(data))))
+    write(io, data)
+end
+
+function write_count(io::IO, tag::UInt8, n::Integer)
+    n <= typemax(UInt32) || throw(ArgumentError("container of $n elements is too long to send"))
+    write(io, tag, htol(UInt32(n)))
+end
+
+unsupported(x) = throw(ArgumentError(string(
+    "DevPlace cannot pass a value of type ", typeof(x), " to Python: ", summary_of(x),
+    ". Hint: pass a number, string, tuple, vector, Dict, numeric array, Julia function or ",
+    "PyObject instead (convert the value first).")))
+
+function summary_of(x)
+    s = try
+        sprint(show, x; context = :limit => true)
+    catch
+        "<unprintable>"
+    end
+    return length(s) > 60 ? string(first(s, 57), "...") : s
+end
+
+encode!(enc::Encoder, ctx, x) = unsupported(x)
+encode!(enc::Encoder, ctx, ::Nothing) = write(enc.buf, TAG_NONE)
+encode!(enc::Encoder, ctx, x::Bool) = write(enc.buf, x ? TAG_TRUE : TAG_FALSE)
+encode!(enc::Encoder, ctx, x::Int64) = write(enc.buf, TAG_INT, htol(x))
+encode!(enc::Encoder, ctx, x::Float64) = write(enc.buf, TAG_FLOAT, htol(x))
+
+for T in DTYPES
+    T in (Bool, Int64, Float64) && continue
+    @eval encode!(enc::Encoder, ctx, x::$T) = write(enc.buf, TAG_SCALAR, dtype_code($T), htol(x))
+end
+
+function encode!(enc::Encoder, ctx, x::Integer)
+    typemin(Int64) <= x <= typemax(Int64) || throw(ArgumentError(
+        "integer $x does not fit in 64 bits; hint: pass it as a Float64 or a string"))
+    encode!(enc, ctx, Int64(x))
+end
+
+encode!(enc::Encoder, ctx, x::AbstractFloat) = encode!(enc, ctx, Float64(x))
+encode!(enc::Encoder, ctx, x::AbstractIrrational) = encode!(enc, ctx, Float64(x))
+encode!(enc::Encoder, ctx, x::Rational) = encode!(enc, ctx, Float64(x))
+
+function encode!(enc::Encoder, ctx, x::Union{AbstractString,Symbol,AbstractChar})
+    write(enc.buf, TAG_STR)
+    write_str(enc.buf, string(x))
+end
+
+function encode!(enc::Encoder, ctx, x::Tuple)
+    write_count(enc.buf, TAG_TUPLE, length(x))
+    for v in x
+        encode!(enc, ctx, v)
+    end
+end
+
+function encode!(enc::Encoder, ctx, x::AbstractVector)
+    write_count(enc.buf, TAG_LIST, length(x))
+    for v in x
+        encode!(enc, ctx, v)
+    end
+end
+
+function encode!(enc::Encoder, ctx, x::AbstractArray)
+    throw(ArgumentError(string(
+        "DevPlace cannot pass a ", join(size(x), "×"), " array of ", eltype(x),
+        " to Python: only numeric arrays go by value. Hint: convert the elements to a ",
+        "numeric type, or pass a vector of values.")))
+end
+
+function encode!(enc::Encoder, ctx, x::AbstractArray{T}) where {T<:WireNumber}
+    encode_array!(enc, x isa Array ? x : collect(x))
+end
+
+function encode!(enc::Encoder, ctx, x::AbstractVector{T}) where {T<:WireNumber}
+    encode_array!(enc, x isa Array ? x : collect(x))
+end
+
+function encode_array!(enc::Encoder, a::Array{T,N}) where {T<:WireNumber,N}
+    if N == 0
+        return encode!(enc, nothing, a[])
+    end
+    N <= 255 || throw(ArgumentError("arrays of more than 255 dimensions cannot be sent"))
+    io = enc.buf
+    write(io, TAG_NDARRAY, dtype_code(T), UInt8(N))
+    for d in size(a)
+        write(io, htol(UInt64(d)))
+    end
+    if sizeof(a) >= BIG_PART
+        add_big!(enc, a)
+    else
+        write(io, a)
+    end
+end
+
+function encode_pairs!(enc::Encoder, ctx, pairs)
+    write_count(enc.buf, TAG_DICT, length(pairs))
+    for (k, v) in pairs
+        encode!(enc, ctx, k)
+        encode!(enc, ctx, v)
+    end
+end
+
+encode!(enc::Encoder, ctx, x::AbstractDict) = encode_pairs!(enc, ctx, x)
+encode!(enc::Encoder, ctx, x::PyDict) = encode_pairs!(enc, ctx, x.pairs)
+encode!(enc::Encoder, ctx, x::NamedTuple) = encode_pairs!(enc, ctx, pairs(x))
+
+function encode!(enc::Encoder, ctx, ::Type{T}) where {T<:WireNumber}
+    write(enc.buf, TAG_DTYPE, dtype_code(T))
+end
+
+encode!(enc::Encoder, ctx, x::WireHandle) = write(enc.buf, TAG_HANDLE, htol(x.id))
+
+function encode!(enc::Encoder, ctx, x::WireFunction)
+    write(enc.buf, TAG_JLFUNC, htol(x.id))
+    write_str(enc.buf, x.name)
+end
+
+function encode!(enc::Encoder, ctx, f::Function)
+    ctx === nothing && throw(ArgumentError("Julia functions need a host to be sent"))
+    id = register_function!(ctx, f)
+    write(enc.buf, TAG_JLFUNC, htol(id))
+    write_str(enc.buf, string(nameof(f)))
+end
+
+"""
+    encode_value(x, ctx=nothing) -> Vector{UInt8}
+
+The wire bytes of one value.
+"""
+function encode_value(x, ctx = nothing)
+    enc = Encoder()
+    encode!(enc, ctx, x)
+    return reduce(vcat, (p isa Vector{UInt8} ? p : collect(reinterpret(UInt8, vec(p)))
+                         for p in message_parts(enc)); init = UInt8[])
+end
+
+# --- decoding -------------------------------------------------------------------------------
+
+const MAX_DEPTH = 200
+
+function read_str(io::IO)
+    n = Int(ltoh(read(io, UInt32)))
+    n <= bytesavailable(io) || throw(WireError("string of $n bytes exceeds the frame"))
+    return String(read(io, n))
+end
+
+function read_count(io::IO)
+    n = Int(ltoh(read(io, UInt32)))
+    n <= bytesavailable(io) || throw(WireError("container of $n elements exceeds the frame"))
+    return n
+end
+
+make_handle(::Nothing, id::UInt64) = WireHandle(id)
+lookup_function(::Nothing, id::UInt64, name::String) = WireFunction(id, name)
+
+"Vectors of decoded values get the narrowest element type, as comprehensions do."
+narrow(v::Vector{Any}) = isempty(v) ? v : map(identity, v)
+
+function decode!(io::IO, ctx, depth::Int = 0)
+    depth <= MAX_DEPTH || throw(WireError("value nested deeper than $MAX_DEPTH levels"))
+    tag = read(io, UInt8)
+    if tag == TAG_NONE
+        return nothing
+    elseif tag == TAG_FALSE
+        return false
+    elseif tag == TAG_TRUE
+        return true
+    elseif tag == TAG_INT
+        return ltoh(read(io, Int64))
+    elseif tag == TAG_FLOAT
+        return ltoh(read(io, Float64))
+    elseif tag == TAG_STR
+        return read_str(io)
+    elseif tag == TAG_LIST || tag == TAG_TUPLE
+        n = read_count(io)
+        v = Vector{Any}(undef, n)
+        for i in 1:n
+            v[i] = decode!(io, ctx, depth + 1)
+        end
+        return tag == TAG_LIST ? narrow(v) : Tuple(v)
+    elseif tag == TAG_DICT
+        n = read_count(io)
+        ks = Vector{Any}(undef, n)
+        vs = Vector{Any}(undef, n)
+        for i in 1:n
+            ks[i] = decode!(io, ctx, depth + 1)
+            vs[i] = decode!(io, ctx, depth + 1)
+        end
+        return n == 0 ? Dict{Any,Any}() : Dict(ks[i] => vs[i] for i in 1:n)
+    elseif tag == TAG_BYTES
+        n = read_count(io)
+        return read(io, n)
+    elseif tag == TAG_SCALAR
+        T = dtype_of(read(io, UInt8))
+        return ltoh(read(io, T))
+    elseif tag == TAG_NDARRAY
+        T = dtype_of(read(io, UInt8))
+        N = Int(read(io, UInt8))
+        dims = ntuple(_ -> Int(ltoh(read(io, UInt64))), N)
+        prod(big.(dims)) * sizeof(T) <= bytesavailable(io) ||
+            throw(WireError("array of size $dims and type $T exceeds the frame"))
+        a = Array{T,N}(undef, dims)
+        read!(io, a)
+        return a
+    elseif tag == TAG_HANDLE
+        return make_handle(ctx, ltoh(read(io, UInt64)))
+    elseif tag == TAG_JLFUNC
+        id = ltoh(read(io, UInt64))
+        return lookup_function(ctx, id, read_str(io))
+    elseif tag == TAG_DTYPE
+        return dtype_of(read(io, UInt8))
+    end
+    throw(WireError("unknown value tag 0x$(string(tag, base = 16, pad = 2))"))
+end
+
+"""
+    decode_value(bytes, ctx=nothing)
+
+The one value that fills `bytes`.
+"""
+function decode_value(bytes::Vector{UInt8}, ctx = nothing)
+    io = IOBuffer(bytes)
+    v = try
+        decode!(io, ctx)
+    catch err
+        err isa EOFError && throw(WireError("value truncated"))
+        rethrow()
+    end
+    eof(io) || throw(WireError("$(bytesavailable(io)) bytes left over after the value"))
+    return v
+end

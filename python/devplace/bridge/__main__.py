@@ -70,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
         "--write-fd", type=int, default=1, help="fd for frames to Julia (default 1, stdout)"
     )
     parser.add_argument(
+        "--preload",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE right after start-up, before the first request (repeatable)",
+    )
+    parser.add_argument(
         "--parent-pid",
         type=int,
         default=os.getppid(),
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         os.setpgid(0, 0)
     from devplace.bridge.host import Host
 
-    host = Host(rfd, wfd, max_frame=args.max_frame)
+    host = Host(rfd, wfd, max_frame=args.max_frame, preload=args.preload)
     signal.signal(signal.SIGINT, host.interrupt)
     return host.serve_forever()
 

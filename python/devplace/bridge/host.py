@@ -7,11 +7,12 @@ make requests of its own, and so on.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
@@ -95,7 +96,13 @@ def _type_name(exc: BaseException) -> str:
 class Host:
     """One connection to a Julia process: handle table, callbacks, and the loop."""
 
-    def __init__(self, rfd: int, wfd: int, max_frame: int = frames.DEFAULT_MAX_FRAME) -> None:
+    def __init__(
+        self,
+        rfd: int,
+        wfd: int,
+        max_frame: int = frames.DEFAULT_MAX_FRAME,
+        preload: Sequence[str] = (),
+    ) -> None:
         self.reader = frames.FrameReader(rfd, max_frame)
         self.writer = frames.FrameWriter(wfd)
         self.handles = HandleTable()
@@ -103,6 +110,7 @@ class Host:
         self._dropped: list[int] = []
         self._seq = 0
         self._thread = threading.get_ident()
+        self.preload = tuple(preload)
         self._depth = 0  # callbacks into Julia now waiting for their reply
         self.interruptible = False  # True while a request's own code runs (not the bridge's)
 
@@ -222,10 +230,22 @@ class Host:
     def serve_forever(self) -> int:
         """Serve until Julia closes the stream; the exit code (0 clean, 2 broken stream)."""
         hello = {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": sys.version}
-        self._send_value(frames.HELLO, 0, hello)
+        try:
+            self._send_value(frames.HELLO, 0, hello)
+        except BrokenPipeError:  # Julia exited before it needed this host
+            return 0
+        # Julia is ready to send requests now; modules it will need (TensorFlow: seconds) load
+        # while it compiles its first call or the user types it. A failure shows on first use.
+        for name in self.preload:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the request that needs it reports it
+                pass
         try:
             while True:
                 self._serve(*self._next())
+        except BrokenPipeError:  # Julia closed its end while we answered: it left
+            return 0
         except StreamClosed as closed:
             if closed.code and str(closed):
                 print(str(closed), file=sys.stderr)

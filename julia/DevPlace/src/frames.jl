@@ -1,0 +1,99 @@
+# Frames (docs/protocol.md, "Frames"), as python/devplace/bridge/frames.py: `u32 length |
+# u8 kind | u32 seq | body`, written from an `Encoder`'s parts and read whole.
+
+# Frame kinds.
+const REQUEST = 0x01
+const REPLY = 0x02
+const ERROR = 0x03
+const CALLBACK = 0x04
+const RELEASE = 0x05
+const HELLO = 0x06
+
+const PROTOCOL_VERSION = 2
+const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
+const MAX_FRAME = typemax(UInt32)
+
+"""
+    WireError(msg)
+
+The bytes from the host are not well-formed frames or values (a protocol bug or a corrupted
+stream).
+"""
+struct WireError <: Exception
+    msg::String
+end
+
+Base.showerror(io::IO, e::WireError) = print(io, "WireError: ", e.msg)
+
+"""
+    Encoder()
+
+The bytes of one message: small values go into `buf`, large arrays are kept as separate
+`parts` so they are written to the pipe without another copy.
+"""
+mutable struct Encoder
+    buf::IOBuffer
+    parts::Vector{Any}
+end
+
+Encoder() = Encoder(IOBuffer(), Any[])
+
+const BIG_PART = 1 << 16
+
+function add_big!(enc::Encoder, a::Array)
+    if position(enc.buf) > 0
+        push!(enc.parts, take!(enc.buf))
+    end
+    push!(enc.parts, a)
+    return enc
+end
+
+function message_parts(enc::Encoder)
+    parts = enc.parts
+    position(enc.buf) > 0 && push!(parts, take!(enc.buf))
+    return parts
+end
+
+nbytes(x::Array) = sizeof(x)
+
+"""
+    write_frame(io, kind, seq, parts)
+
+Write one frame whose body is the concatenation of `parts` (byte vectors or numeric arrays).
+Small frames go out in a single write.
+"""
+function write_frame(io::IO, kind::UInt8, seq::UInt32, parts::Vector{Any})
+    n = HEADER_BYTES
+    for p in parts
+        n += nbytes(p)
+    end
+    n <= MAX_FRAME || throw(ArgumentError(
+        "message of $(n) bytes is larger than a frame can hold (4 GiB); send smaller arrays"))
+    head = IOBuffer()
+    write(head, htol(UInt32(n)), kind, htol(seq))
+    for p in parts
+        if nbytes(p) < BIG_PART
+            write(head, p)
+        else
+            write(io, take!(head))
+            write(io, p)
+        end
+    end
+    position(head) > 0 && write(io, take!(head))
+    return nothing
+end
+
+"""
+    read_frame(io) -> (kind, seq, body)
+
+Read one frame; `body` is the bytes after the header. Throws `EOFError` if the stream ends.
+"""
+function read_frame(io::IO)
+    n = ltoh(read(io, UInt32))
+    n >= HEADER_BYTES || throw(WireError("frame length $n is shorter than its header"))
+    kind = read(io, UInt8)
+    seq = ltoh(read(io, UInt32))
+    body = read(io, Int(n) - HEADER_BYTES)
+    length(body) == Int(n) - HEADER_BYTES || throw(EOFError())
+    return kind, seq, body
+end
