@@ -66,7 +66,7 @@ def evaluate(data: dict[str, Any]) -> dict[str, Any]:
         vs_single[name] = placed.predicted_step_time / min(placed.single_device.values())
     errors = [abs(r["error"]) for r in rows]
     return {
-        "link": {"alpha_us": link.alpha, "beta_us_per_byte": link.beta},
+        "link": {"alpha_us": link.alpha, "points": link.points},
         "rows": rows,
         "median_abs_error": statistics.median(errors),
         "max_abs_error": max(errors),
@@ -88,10 +88,8 @@ def main() -> None:
         print(json.dumps({k: result[k] for k in keys}))
         return
     link = result["link"]
-    print(
-        f"link CPU<->GPU: alpha {link['alpha_us']:.1f} us, "
-        f"{1e-3 / max(link['beta_us_per_byte'], 1e-15):.1f} GB/s"
-    )
+    crossings = ", ".join(f"{b:.0f} B {us:.1f}" for b, us in link["points"])
+    print(f"link CPU<->GPU: alpha {link['alpha_us']:.1f} us; crossings (us): {crossings}")
     print(f"{'model':16s} {'placement':18s} {'predicted':>10s} {'measured':>10s} {'error':>7s}")
     for r in result["rows"]:
         print(
