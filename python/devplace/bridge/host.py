@@ -1,8 +1,8 @@
 """The host's request loop: serve Julia's requests, call Julia back, and wait for its replies.
 
 Both sides run the same loop ("wait for the reply to my message, serving whatever else
-arrives"), so callbacks nest to any depth: a request can call a Julia function, whose body can
-make requests of its own, and so on.
+arrives"), so callbacks nest: a request can call a Julia function, whose body can make requests
+of its own, and so on, as deep as Python's recursion limit leaves room for (`STACK_HEADROOM`).
 """
 
 from __future__ import annotations
