@@ -108,6 +108,9 @@ def test_fit_crossings_reproduces_the_measured_crossings():
     slope = (per[64 << 20] - per[16 << 20]) / (48 << 20)
     assert link.time(128 << 20) == pytest.approx(per[64 << 20] + slope * (64 << 20))
     assert np.allclose(link.time(np.array([4.0, 64 << 20])), [per[4], per[64 << 20]])
+    again = {**records[-1], "cross_chain_us": records[-1]["same_chain_us"] + 2e4}
+    twice = fit_crossings([*records, again])  # a size measured twice counts at its mean
+    assert twice.time(64 << 20) == pytest.approx((per[64 << 20] + 2e3) / 2)
     with pytest.raises(AutoPlacementError, match="crossings.*hint"):
         fit_crossings([{"bytes": 4}, {"bytes": 8}])
 

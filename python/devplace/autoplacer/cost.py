@@ -107,7 +107,10 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
         ) from None
     costs = np.maximum(per, 0.0)
     fitted = fit_link(sizes, costs, name)
-    points = tuple(sorted(zip(sizes, costs.tolist(), strict=True)))
+    by_size: dict[float, list[float]] = {}
+    for size, cost in zip(sizes, costs.tolist(), strict=True):
+        by_size.setdefault(size, []).append(cost)  # repeated sizes: their mean
+    points = tuple((size, statistics.fmean(c)) for size, c in sorted(by_size.items()))
     return Link(name, alpha=float(costs.min()), beta=fitted.beta, points=points)
 
 
