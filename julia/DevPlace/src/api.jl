@@ -160,15 +160,17 @@ Session(args...; kwargs...) = throw(ArgumentError(string(
     summary_of(args), ". Hint: Session(cpus=2, soft=true)")))
 
 # Each Session option's type, what to say, and an example (Python checks the ranges).
+is_real(x) = x isa Real && !(x isa Bool)
 const FLAG = ("true or false", x -> x isa Bool, "true")
 const COUNT = ("an integer or nothing", x -> x === nothing || x isa Integer && !(x isa Bool), "2")
 const SESSION_OPTIONS = Dict(
     :soft => FLAG, :log_placement => FLAG, :per_session_threads => FLAG, :optimize => FLAG,
     :allow_growth => ("true, false or nothing", x -> x === nothing || x isa Bool, "true"),
     :cpus => COUNT, :gpus => COUNT, :inter => COUNT, :intra => COUNT,
-    :gpu_memory_fraction => ("a number or nothing", x -> x === nothing || x isa Real && !(x isa Bool), "0.4"),
-    :timeout => ("a number of seconds or nothing", x -> x === nothing || x isa Real && !(x isa Bool), "30"),
-    :target => ("a string or nothing", x -> x === nothing || x isa AbstractString, "\"grpc://localhost:2222\""))
+    :gpu_memory_fraction => ("a number or nothing", x -> x === nothing || is_real(x), "0.4"),
+    :timeout => ("a number of seconds or nothing", x -> x === nothing || is_real(x), "30"),
+    :target => ("a string or nothing", x -> x === nothing || x isa AbstractString,
+                "\"grpc://localhost:2222\""))
 
 """
     init(sess)

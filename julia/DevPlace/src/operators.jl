@@ -68,8 +68,11 @@ The static shape of a tensor, in the same order as the Julia array it came from;
 only at run time is `nothing` (as in ADCME). For other Python objects, numpy's shape.
 """
 Base.size(x::PyObject) = semantics("size", x)::Tuple
-Base.size(x::PyObject, d::Integer) = d > 0 ? (s = size(x); d <= length(s) ? s[d] : 1) :
-    throw(ArgumentError("size: dimension must be at least 1, got $d"))
+function Base.size(x::PyObject, d::Integer)
+    d >= 1 || throw(ArgumentError("size: dimension must be at least 1, got $d. Hint: size(x, 1)"))
+    s = size(x)
+    return d <= length(s) ? s[d] : 1
+end
 Base.ndims(x::PyObject) = semantics("ndims", x)::Int
 
 "`length(x)`: the number of elements of a tensor (static shape), `len` of other objects."
@@ -84,13 +87,16 @@ with size 1, so `sum(A; dims=1)` of a 2×3 tensor is 1×3. `mean` is `Statistics
 """
 Statistics.mean
 
+function reduce_dims(f::String, x::PyObject, dims)
+    dims === nothing || all(d -> d isa Integer && !(d isa Bool) && d >= 1, dims) ||
+        wrong_argument(f, "dims", dims, "a dimension or a tuple of dimensions (from 1)",
+                       string(f, "(x; dims=1) or ", f, "(x; dims=(1, 2))"))
+    semantics("reduce", f, x, dims isa Tuple ? collect(dims) : dims)
+end
+
 for f in (:sum, :prod, :maximum, :minimum, :mean)
-    @eval function $(f == :mean ? :(Statistics.mean) : :(Base.$f))(x::PyObject; dims = nothing)
-        dims === nothing || all(d -> d isa Integer && !(d isa Bool) && d >= 1, dims) || wrong_argument(
-            $(string(f)), "dims", dims, "a dimension or a tuple of dimensions (from 1)",
-            $(string(f, "(x; dims=1) or ", f, "(x; dims=(1, 2))")))
-        semantics("reduce", $(string(f)), x, dims isa Tuple ? collect(dims) : dims)
-    end
+    fn = f == :mean ? :(Statistics.mean) : :(Base.$f)
+    @eval $fn(x::PyObject; dims = nothing) = reduce_dims($(string(f)), x, dims)
 end
 
 Base.transpose(x::PyObject) = semantics("transpose", x)
@@ -114,8 +120,10 @@ Base.vec(x::PyObject) = reshape(x, :)
 const Catable = Union{PyObject,Number,AbstractArray}
 Base.vcat(x::PyObject, xs::Catable...) = semantics("vcat", x, xs...)
 Base.hcat(x::PyObject, xs::Catable...) = semantics("hcat", x, xs...)
-Base.vcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) = semantics("vcat", x, y, xs...)
-Base.hcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) = semantics("hcat", x, y, xs...)
+Base.vcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) =
+    semantics("vcat", x, y, xs...)
+Base.hcat(x::Union{Number,AbstractArray}, y::PyObject, xs::Catable...) =
+    semantics("hcat", x, y, xs...)
 
 # --- broadcasting: `sin.(x)`, `a .* b`, `x .+ 1` become elementwise TF ops ---------------
 
