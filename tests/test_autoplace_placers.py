@@ -154,7 +154,7 @@ def test_exact_placers_that_finish_say_their_result_is_optimal():
     fork = fork_join(2, 2, seed=3)
     assert choose(fork, "exhaustive", budget_s=60).optimal is True
     assert choose(fork, "milp", budget_s=60).optimal is True
-    auto = choose(random_layered(8, seed=0), "auto", budget_s=30)
+    auto = choose(random_layered(8, seed=0), "auto", budget_s=4)
     assert auto.optimal is True  # its exhaustive step finished
     assert choose(random_layered(60, seed=1), "auto", budget_s=0.2).optimal is None  # search only
 
