@@ -8,8 +8,8 @@ this CPU, PCIe-like links). Per workload and placer: simulated makespan, ratio t
 bound max(critical path, work / devices), ratio to the optimum where known (exhaustive search
 on <= 14 ops when it finishes within --exact-limit; the MILP when it proves optimality and a
 placement reaches its value), wall time, peak memory of the fullest device, feasibility, and
-whether an exact placer (or auto's exhaustive step) proved its result optimal. Then the time to place 1,000 ops, and a
-check of the issue's targets against these numbers.
+whether an exact placer (or auto's exhaustive step) proved its result optimal. Then the time
+to place 1,000 ops, and a check of the issue's targets against these numbers.
 """
 
 from __future__ import annotations
