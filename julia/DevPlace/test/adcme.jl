@@ -50,13 +50,20 @@ end
     @test run(sess, s * 2.0) === T(6) && run(sess, 1 + s) === T(4) && run(sess, s / 2) === T(1.5)
 end
 
-@testset "integer tensors stay integers" begin
+@testset "integer tensors stay integers, $T tensor" for T in (Int64, Int32)
     tf.reset_default_graph()
     sess = Session()
-    i = constant(3)
-    @test run(sess, i + 2) === 5 && run(sess, 2i) === 6
-    @test run(sess, constant(Int32(3)) * 2) === Int32(6)
-    @test run(sess, constant(3) > 2) === true
+    t = constant(T[3, 4])
+    for x in (2, Int32(2), true), op in (+, -, *, max, min)
+        r = run(sess, op(t, x))
+        @test eltype(r) == T && r == op.(T[3, 4], T(x))
+        r = run(sess, op(x, t))
+        @test eltype(r) == T && r == op.(T(x), T[3, 4])
+    end
+    @test run(sess, constant(T(3)) + 2) === T(5)
+    @test run(sess, t .> 3) == [false, true]
+    err = try; t * 2.5; catch e; e; end  # a fraction cannot become an integer: TF says so
+    @test err isa PyError && occursin("2.5", err.message)
 end
 
 @testset "size, length, ndims and reductions with Julia's dims" begin
