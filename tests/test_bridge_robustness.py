@@ -352,3 +352,20 @@ def test_the_host_exits_when_its_parent_pid_is_gone() -> None:
         host.wait()
         assert host.stdin is not None
         host.stdin.close()
+
+
+PRESTART = """
+sleep(2)  # as the REPL waiting for input: the task `using` scheduled starts the host now
+h = DevPlace.HOST[]
+println("STARTED ", h !== nothing && process_running(h.proc))
+println("FIRST ", run(Session(), constant(2.0) * 3.0), " ", DevPlace.HOST[] === h)
+"""
+
+
+def test_using_starts_the_host_in_the_background_and_the_first_call_uses_it(
+    tmp_path: Path,
+) -> None:
+    julia = JuliaScript(PRESTART, tmp_path)
+    assert julia.expect("STARTED ") == "true"
+    assert julia.expect("FIRST ") == "6.0 true"
+    assert julia.finish() == 0

@@ -54,6 +54,7 @@ end
     @test_throws D.StaleObjectError stale.x
     @test occursin("StaleObjectError", repr(stale))  # show never throws
     @test tf.float32 isa PyObject  # module-level objects are found again
+    @test echo((1, Any[D.DP_MODULE, (tf,)])) isa Tuple  # also inside containers, before encoding
 end
 
 @testset "a host that stops answering is stopped after the timeout" begin
