@@ -85,6 +85,10 @@ end
         end
     end
     @test run(sess, sum(t; dims = 5)) == sum(A; dims = 5)  # a dimension past the end is 1 long
+    @test run(sess, mean(constant([1, 2]))) === 1.5          # as Julia: not integer division
+    @test run(sess, mean(constant([1 2; 4 4]); dims = 2)) == mean([1 2; 4 4]; dims = 2)
+    @test run(sess, sum(constant([true, false, true]))) === 2
+    @test run(sess, sum(constant([1 2; 3 4]); dims = 1)) == [4 6]
     @test_throws ArgumentError sum(t; dims = "1")
     @test_throws ArgumentError sum(t; dims = 0)
     @test_throws ArgumentError mean(t; dims = (1, true))

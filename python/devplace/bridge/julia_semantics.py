@@ -185,6 +185,11 @@ def _axes(x: Any, dims: Any) -> list[int]:
 def reduce(name: str, x: Any, dims: Any = None) -> Any:
     """Julia's `sum(x)` (all elements) or `sum(x; dims)` (those dims kept with size 1)."""
     fn = REDUCTIONS[name]
+    x = tf.convert_to_tensor(x)
+    if name == "mean" and (x.dtype.is_integer or x.dtype.is_bool):
+        x = tf.cast(x, tf.float64)  # Julia's mean of integers is a Float64
+    elif name in ("sum", "prod") and x.dtype.is_bool:
+        x = tf.cast(x, tf.int64)  # Julia counts Bools as Ints
     if dims is None:
         return fn(x)
     return fn(x, axis=_axes(x, dims), keepdims=True)
