@@ -24,6 +24,7 @@ from devplace.autoplacer.cost import device_kind
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, MAX_BUDGET_S
 from devplace.autoplacer.workloads import (
     WORKLOAD_DIR,
+    bundled_workloads,
     load_workload,
     shared_workloads,
     small_graphs,
@@ -290,6 +291,32 @@ def test_place_command_names_an_output_path_it_cannot_write(tiny, tmp_path, caps
     assert main(["place", str(tiny), "-o", str(target)]) == 2
     err = capsys.readouterr().err
     assert "missing-folder" in err and "Traceback" not in err
+
+
+def test_a_bundled_workload_is_placed_by_its_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # nothing of that name here: the bundled file is used
+    assert bundled_workloads() == ["bert-l3-operators", "bert24-layers", "resnet50-layers"]
+    assert main(["place", "bert24-layers", "--budget", "0.3"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (
+        result["feasible"]
+        and len(result["assignment"]) == load_workload(WORKLOAD_DIR / "bert24-layers.json").n
+    )
+    assert load_workload("bert24-layers.json").n == len(result["assignment"])
+
+
+def test_place_help_names_every_bundled_workload(capsys):
+    with pytest.raises(SystemExit):
+        main(["place", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(name in text for name in bundled_workloads())
+
+
+def test_an_unknown_workload_name_lists_the_bundled_ones(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["place", "bert25-layers"]) == 2
+    err = capsys.readouterr().err
+    assert "'bert25-layers'" in err and "bert24-layers" in err and "Traceback" not in err
 
 
 def test_place_command_bad_input_exits_2(tmp_path, capsys):

@@ -104,7 +104,11 @@ def _budget(text: str) -> float:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("workload", help="a placement workload JSON file")
+    parser.add_argument(
+        "workload",
+        help="a placement workload JSON file, or the name of a bundled one "
+        "(bert-l3-operators, bert24-layers, resnet50-layers)",
+    )
     parser.add_argument(
         "--strategy",
         default="auto",

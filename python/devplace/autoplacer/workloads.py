@@ -33,6 +33,7 @@ __all__ = [
     "WORKLOAD_DIR",
     "Workload",
     "WorkloadError",
+    "bundled_workloads",
     "chain",
     "fork_join",
     "inception_module",
@@ -41,6 +42,7 @@ __all__ = [
     "read_workload",
     "shared_workloads",
     "small_graphs",
+    "workload_path",
 ]
 
 # The three public workloads (copied unchanged, MIT licence, README beside them), package data.
@@ -184,7 +186,8 @@ def _read_json(path: Path) -> object:
     except OSError as err:
         raise WorkloadError(
             f"cannot read workload {str(path)!r}: {err.strerror or err}; "
-            "hint: pass the path of a workload JSON file"
+            "hint: pass the path of a workload JSON file or a bundled workload's name "
+            f"({', '.join(bundled_workloads())})"
         ) from err
     if size > MAX_WORKLOAD_BYTES:
         raise WorkloadError(
@@ -302,14 +305,32 @@ def _edges(
     return ends[0], ends[1], cost
 
 
+def bundled_workloads() -> list[str]:
+    """The names of the workloads shipped with devplace (files in `WORKLOAD_DIR`)."""
+    return sorted(f.stem for f in WORKLOAD_DIR.glob("*.json"))
+
+
+def workload_path(name_or_path: str | os.PathLike[str]) -> Path:
+    """`name_or_path` itself when it exists, else the bundled workload of that name.
+
+    A bundled workload may be named with or without `.json` (e.g. `bert24-layers`).
+    """
+    path = Path(name_or_path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    bundled = WORKLOAD_DIR / path.with_suffix(".json").name
+    return bundled if bundled.stem in bundled_workloads() else path
+
+
 def read_workload(path: str | os.PathLike[str]) -> Workload:
     """Validate a workload JSON file and build its placement problem, scored as its README says.
 
-    Every error is a `WorkloadError` naming the file, the place in it (`nodes[17].cpuLatency`),
+    `path` may also name a bundled workload (`bundled_workloads()`). Every error is a
+    `WorkloadError` naming the file, the place in it (`nodes[17].cpuLatency`),
     what was expected and what was found. Sizes are bounded before anything is allocated:
     `MAX_WORKLOAD_BYTES`, `MAX_NODES`, `MAX_EDGES`, `MAX_DEVICES` and `MAX_CELLS`.
     """
-    path = Path(path)
+    path = workload_path(path)
     check = _Checker(path)
     data = _read_json(path)
     if not isinstance(data, dict):
