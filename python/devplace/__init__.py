@@ -6,7 +6,7 @@ and switches to graph mode when the first name that needs it is used), device sc
 profiles and placement reports. See docs/design.md for the contract shared with the Julia package.
 """
 
-import importlib
+from devplace._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -64,60 +64,41 @@ _LAZY = {
 }
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
-_TF1_NAMES = frozenset(
-    (
-        "Variable",
-        "constant",
-        "placeholder",
-        "get_collection",
-        "control_dependencies",
-        "colocate_with",
-        "GraphKeys",
-        "reset_default_graph",
-        "get_default_graph",
-        "global_variables_initializer",
-        "group",
-        "identity",
-        "zeros",
-        "ones",
-        "reshape",
-        "concat",
-        "stack",
-        "matmul",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "sin",
-        "cos",
-        "tan",
-        "exp",
-        "log",
-        "sqrt",
-        "square",
-        "tanh",
-        "sigmoid",
-        "reduce_sum",
-        "reduce_mean",
-    )
+_TF1_NAMES = (
+    "Variable",
+    "constant",
+    "placeholder",
+    "get_collection",
+    "control_dependencies",
+    "colocate_with",
+    "GraphKeys",
+    "reset_default_graph",
+    "get_default_graph",
+    "global_variables_initializer",
+    "group",
+    "identity",
+    "zeros",
+    "ones",
+    "reshape",
+    "concat",
+    "stack",
+    "matmul",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "log",
+    "sqrt",
+    "square",
+    "tanh",
+    "sigmoid",
+    "reduce_sum",
+    "reduce_mean",
 )
-
-
-def __getattr__(name: str) -> object:
-    """Load a public name on first use (`dp.Session`, `dp.constant`, `dp.autoplace`, ...)."""
-    if name in _TF1_NAMES:
-        value = getattr(importlib.import_module("devplace._tf").tf, name)
-    elif name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    else:
-        raise AttributeError(f"module 'devplace' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, lazily loaded ones included."""
-    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
@@ -203,3 +184,6 @@ __all__ = [
     "with_updates",
     "zeros",
 ]
+
+_LAZY.update(dict.fromkeys(_TF1_NAMES, "devplace._tf:tf"))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

@@ -5,7 +5,7 @@ Built on TF's own distributed runtime (`tf.compat.v1.train.Server`, `ClusterSpec
 side can call it as is.
 """
 
-import importlib
+from devplace._lazy import lazy_attributes
 
 # Each name loads its module on first use: `devplace cluster down` and the server processes do
 # not pay for what they do not use (the launcher and sessions load TensorFlow).
@@ -40,20 +40,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a public name of `devplace.cluster` on first use."""
-    if name not in _LAZY:
-        raise AttributeError(f"module 'devplace.cluster' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, lazily loaded ones included."""
-    return sorted(set(globals()) | set(__all__))
-
-
 __all__ = [
     "Checkpointer",
     "ClusterSession",
@@ -83,3 +69,5 @@ __all__ = [
     "wait_usable",
     "write_spec",
 ]
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)
