@@ -311,7 +311,8 @@ for what in ARGS
         what == "python" ? sleepy(100) :
         what == "py_func" ? run(sess, slow_op) :
         what == "while_loop" ? run(sess, slow_loop) :
-        pylist(pymap(_ -> sleepy(100), [1]))  # Ctrl-C two calls deep
+        what == "callback" ? pylist(pymap(_ -> sleepy(100), [1])) :  # Ctrl-C two calls deep
+        pylist(pymap(_ -> run(sess, slow_loop), [1]))  # two calls deep, in a TF run
         "finished"
     catch e
         e
@@ -324,7 +325,9 @@ end
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a child: Linux")
-@pytest.mark.parametrize("case", ["python", "py_func", "while_loop", "callback"])
+@pytest.mark.parametrize(
+    "case", ["python", "py_func", "while_loop", "callback", "callback_while_loop"]
+)
 def test_ctrl_c_interrupts_a_call_and_keeps_the_host_and_the_graph(
     tmp_path: Path, case: str
 ) -> None:

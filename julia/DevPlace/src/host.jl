@@ -64,7 +64,7 @@ mutable struct Host
     next_error::UInt64
     depth::Int                   # requests waiting for their reply (nested through callbacks)
     abandoned::Set{UInt32}       # interrupted requests whose replies are dropped on arrival
-    interrupted::Bool            # Ctrl-C inside a callback: the outermost request throws it
+    interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
     sigint_sent::Bool            # the host was told about this Ctrl-C already
 end
 
@@ -376,15 +376,12 @@ function wait_reply(h::Host, seq::UInt32)
             end
             rseq == seq || protocol_failure(h, "reply to $rseq while waiting for $seq")
             value = decode_body(h, body)
-            if h.interrupted && h.depth == 1
-                h.interrupted = h.sigint_sent = false
-                throw(InterruptException())
-            end
             h.depth == 1 && (h.sigint_sent = false)
             kind == REPLY && return value
             throw(python_error(h, value))
         elseif kind == CALLBACK
             serve_callback(h, rseq, body)
+            h.interrupted && abandon(h, seq)  # the callback was interrupted: so is this request
         elseif kind == RELEASE
             for id in decode_body(h, body)
                 delete!(h.functions, UInt64(id))
@@ -399,11 +396,8 @@ end
     interruption_point(h, seq)
 
 Called while no frame is half read. A pending Ctrl-C is passed on to the host as one SIGINT,
-which stops the Python code of the running request, if it can be stopped (TensorFlow finishes a
-running op first). The outermost request then throws `InterruptException` at once and its
-answer, when it comes, is dropped: the host, the graph and every object stay. A request made
-inside a callback goes on waiting, and the outermost request throws once everything inside
-has answered.
+which stops the Python code of the running request, if it can be stopped (a `Session.run`
+cannot: it finishes first). The request is abandoned (see `abandon`).
 """
 function interruption_point(h::Host, seq::UInt32)
     try
@@ -414,11 +408,24 @@ function interruption_point(h::Host, seq::UInt32)
             h.sigint_sent = true
             kill(h.proc, Base.SIGINT)
         end
-        h.depth == 1 || return (h.interrupted = true; nothing)
-        push!(h.abandoned, seq)
-        h.interrupted = h.sigint_sent = false
-        rethrow()
+        abandon(h, seq)
     end
+end
+
+"""
+    abandon(h, seq)
+
+Throw `InterruptException` out of the wait for request `seq` at once; its answer, when it comes,
+is dropped by whichever wait reads it. Inside a callback the exception ends the callback, whose
+ERROR answer Python reads once it is done with the request it runs, and `h.interrupted` (set as
+the exception leaves the callback) makes each enclosing request throw in turn: the answers stay
+nested while Julia returns at once. The host, the graph and every object stay.
+"""
+function abandon(h::Host, seq::UInt32)
+    push!(h.abandoned, seq)
+    h.interrupted = false
+    h.depth == 1 && (h.sigint_sent = false)
+    throw(InterruptException())
 end
 
 "The exception for an ERROR `(type, message, traceback[, julia_id])` from the host."
