@@ -138,16 +138,12 @@ function encode!(enc::Encoder, ctx, x::Union{AbstractString,Symbol,AbstractChar}
     write_str(enc.buf, string(x))
 end
 
-function encode!(enc::Encoder, ctx, x::Tuple)
-    write_count(enc.buf, TAG_TUPLE, length(x))
-    for v in x
-        encode!(enc, ctx, v)
-    end
-end
+encode!(enc::Encoder, ctx, x::Tuple) = encode_items!(enc, ctx, TAG_TUPLE, x)
+encode!(enc::Encoder, ctx, x::AbstractVector) = encode_items!(enc, ctx, TAG_LIST, x)
 
-function encode!(enc::Encoder, ctx, x::AbstractVector)
-    write_count(enc.buf, TAG_LIST, length(x))
-    for v in x
+function encode_items!(enc::Encoder, ctx, tag, items)
+    write_count(enc.buf, tag, length(items))
+    for v in items
         encode!(enc, ctx, v)
     end
 end
