@@ -40,7 +40,7 @@ CONTRACT = [
     "plot_profile",
     "compare_profiles",
     "autoplace",
-    "Placement",
+    "AutoPlacement",
     "DevicePlacementError",
 ]
 

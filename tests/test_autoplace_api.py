@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 import devplace as dp
-from devplace.autoplacer import AutoPlacementError, CostModel, InfeasibleError, Placement, autoplace
+from devplace.autoplacer import (
+    AutoPlacement,
+    AutoPlacementError,
+    CostModel,
+    InfeasibleError,
+    autoplace,
+)
 from devplace.autoplacer.tf_graph import problem_from_graph
 
 tf = dp.tf
@@ -30,7 +36,7 @@ def build():
 def test_placement_covers_the_closure_and_keeps_constraints():
     x, y = build()
     p = autoplace(y, devices=CPUS)
-    assert isinstance(p, Placement)
+    assert isinstance(p, AutoPlacement)
     closure = {op.name for op in tf.get_default_graph().get_operations()} - {"init"}
     assert "x" in p.devices and "w1" in p.devices and set(p.devices) <= closure
     assert p["b"] == p["w2"]  # colocation

@@ -377,7 +377,7 @@ placement whose step time the cost model and simulator predict to be shortest; f
 Python's `devplace.autoplacer` (every keyword goes there). `profile` may be a
 `run_profile(...; repeat=N)` result (measured op times); `memory` a Dict of byte caps per device.
 
-The result is the Python `Placement`:
+The result is the Python `AutoPlacement`:
 - `p.predicted_step_time` (µs), `p.devices` (a Dict op name => device), `p["op name"]`,
   `length(p)`;
 - `p.apply()`: set each placed op's device in the default graph (returns how many changed);

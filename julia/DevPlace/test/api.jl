@@ -208,7 +208,7 @@ end
     @test echo("in sync") == "in sync"
 end
 
-@testset "autoplace from Julia: the Placement proxy" begin
+@testset "autoplace from Julia: the AutoPlacement proxy" begin
     tf.reset_default_graph()
     x = placeholder(Float32; shape = [8, 16], name = "x")
     w1 = Variable(ones(Float32, 16, 16); name = "w1")
@@ -224,7 +224,7 @@ end
     @test Set(values(devices)) == Set(["/device:CPU:0", "/device:CPU:1"])
     @test p["w1"] == devices["w1"] && length(p) == length(devices)
     line = repr(p)
-    @test startswith(line, "Placement(") && occursin("round_robin", line) && !occursin('\n', line)
+    @test startswith(line, "AutoPlacement(") && occursin("round_robin", line) && !occursin('\n', line)
     @test sprint(show, MIME"text/plain"(), p) == line
     @test p.apply() isa Int
     @test all(op.device == devices[op.name] for op in tf.get_default_graph().get_operations()

@@ -1,12 +1,12 @@
 """Automatic placement: a cost model, one simulator that scores every placer, and the placers.
 
-`autoplace(fetches, devices=..., cost=..., strategy="auto")` returns a `Placement`. The pure
+`autoplace(fetches, devices=..., cost=..., strategy="auto")` returns an `AutoPlacement`. The pure
 parts (problem, cost model, simulator, placers, workloads) never touch TensorFlow.
 """
 
 from __future__ import annotations
 
-from devplace.autoplacer.api import Placement, autoplace
+from devplace.autoplacer.api import AutoPlacement, autoplace
 from devplace.autoplacer.cost import (
     NVLINK,
     PCIE,
@@ -34,7 +34,7 @@ __all__ = [
     "ProblemDevice",
     "InfeasibleError",
     "Link",
-    "Placement",
+    "AutoPlacement",
     "Placer",
     "AutoPlacementError",
     "Problem",

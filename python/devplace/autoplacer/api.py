@@ -1,4 +1,4 @@
-"""`autoplace`: place a TF graph's ops with the cost model, and the resulting `Placement`."""
+"""`autoplace`: place a TF graph's ops with the cost model, and the resulting `AutoPlacement`."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 
-__all__ = ["Placement", "autoplace", "step_time_us"]
+__all__ = ["AutoPlacement", "autoplace", "step_time_us"]
 
 
 @dataclass
-class Placement:
+class AutoPlacement:
     """Where each op goes, with the simulator's predicted step time (µs for TF graphs).
 
     `single_device`: predicted step time of everything on each device (ops it cannot run
@@ -160,7 +160,7 @@ def autoplace(
     feed: Any = None,
     verify: int = 0,
     runs: int = 20,
-) -> Placement:
+) -> AutoPlacement:
     """Place the ops `fetches` need on `devices`, minimising the simulated step time.
 
     cost: a `CostModel` (per-device profiles, links, speed factors, device concurrency);
@@ -219,7 +219,7 @@ def autoplace(
         label = min(measured, key=measured.__getitem__)
         assignment = candidates[label]
     schedule = simulate(problem, assignment)
-    return Placement(
+    return AutoPlacement(
         devices={op.name: problem.devices[a].name for op, a in zip(ops, assignment, strict=True)},
         predicted_step_time=schedule.makespan,
         strategy=label,

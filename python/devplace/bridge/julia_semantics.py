@@ -292,9 +292,9 @@ def summary(obj: Any) -> str:
         )
     if isinstance(obj, dp.Device):
         return f"Device({str(obj)!r})"
-    if type(obj).__name__ == "Placement" and hasattr(obj, "predicted_step_time"):
+    if type(obj).__name__ == "AutoPlacement" and hasattr(obj, "predicted_step_time"):
         return (
-            f"Placement({len(obj)} ops on {_devices(obj.devices.values())}, "
+            f"AutoPlacement({len(obj)} ops on {_devices(obj.devices.values())}, "
             f"predicted step {obj.predicted_step_time:.1f} µs, strategy {obj.strategy!r})"
         )
     return repr(obj)
