@@ -25,6 +25,7 @@ from devplace.errors import ArgumentValueError
 
 __all__ = [
     "MAX_DEVICES",
+    "MAX_GPU_MIB",
     "MAX_THREADS",
     "MAX_TIMEOUT",
     "OPTIONS",
@@ -40,6 +41,8 @@ __all__ = [
 
 #: Most logical devices of one type a Session may ask for (`cpus=`, `gpus=`).
 MAX_DEVICES = 1024
+#: Most MiB one logical GPU may ask for (`virtual_gpus=[...]`): 1 TiB, above any GPU made.
+MAX_GPU_MIB = 1 << 20
 #: Largest thread pool a Session may ask for (`inter=`, `intra=`).
 MAX_THREADS = 4096
 #: Longest `timeout=` in seconds (about 31 years; TF keeps milliseconds in an int64).
@@ -72,12 +75,25 @@ def _flag(value: Any) -> bool:
     return bool(value)
 
 
-def _integer(value: Any, maximum: int) -> int:
+def _integer(value: Any, maximum: int, minimum: int = 0) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise _WrongType
-    if not 0 <= value <= maximum:
+    if not minimum <= value <= maximum:
         raise _OutOfRange
     return int(value)
+
+
+def _virtual_gpus(value: Any) -> int | tuple[int, ...]:
+    """A count of logical GPUs per GPU, or their sizes in MiB (a list, tuple or 1-d array)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise _WrongType
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise _OutOfRange
+        return tuple(_integer(mib, MAX_GPU_MIB, minimum=1) for mib in value)
+    return _integer(value, MAX_DEVICES, minimum=1)
 
 
 def _real(value: Any, low: float, high: float) -> float:
@@ -107,6 +123,11 @@ THREAD_COUNT = Kind(
 )
 FRACTION = Kind(
     "a number greater than 0 and at most 1", functools.partial(_real, low=0.0, high=1.0)
+)
+VIRTUAL_GPUS = Kind(
+    f"a count of logical GPUs per GPU from 1 to {MAX_DEVICES}, or a list of whole MiB from 1 "
+    f"to {MAX_GPU_MIB}, one per logical GPU",
+    _virtual_gpus,
 )
 SECONDS = Kind(
     f"a finite number of seconds greater than 0 and at most {MAX_TIMEOUT:.0e}",
@@ -167,6 +188,13 @@ def _disable_optimizers(proto: Any, _optimize: bool) -> None:
     opts.do_constant_folding = False
     opts.do_common_subexpression_elimination = False
     opts.do_function_inlining = False
+
+
+def _set_virtual_gpus(proto: Any, request: int | tuple[int, ...]) -> None:
+    # Imported here: virtual_gpus raises this module's errors.
+    from devplace.virtual_gpus import set_virtual_gpus
+
+    set_virtual_gpus(proto, request)
 
 
 def _set_timeout(proto: Any, seconds: float) -> None:
@@ -247,6 +275,17 @@ OPTIONS: tuple[Option, ...] = (
         "gpu_memory_fraction=0.4 takes 40% of each GPU's memory",
     ),
     Option(
+        "virtual_gpus",
+        None,
+        VIRTUAL_GPUS,
+        _set_virtual_gpus,
+        "split each GPU into logical GPUs: `4` shares its memory equally (90%, or "
+        "`gpu_memory_fraction`), `[2048, 2048]` gives MiB each (fixed by the process's first "
+        "session)",
+        "virtual_gpus=4 gives /device:GPU:0..3 on one GPU; virtual_gpus=[2048, 2048] gives two "
+        "of 2 GiB each",
+    ),
+    Option(
         "optimize",
         True,
         FLAG,
@@ -276,7 +315,9 @@ def build_config(options: dict[str, Any], config: Any = None) -> Any:
     """The `ConfigProto` for Session keyword `options`, applied on top of a copy of `config`.
 
     Unknown names raise `TypeError` naming them and the valid ones; bad values raise
-    `SessionOptionError`. Options left at their default leave `config` as it is.
+    `SessionOptionError`. Options left at their default leave `config` as it is. Options apply
+    in `OPTIONS` order, whatever order they were given in: `virtual_gpus` reads what `soft`,
+    `gpus` and `gpu_memory_fraction` set.
     """
     for name in options:
         if name not in _BY_NAME:
@@ -297,9 +338,10 @@ def build_config(options: dict[str, Any], config: Any = None) -> Any:
                 "config must be a tf.ConfigProto; use the keyword options for single settings",
             )
         proto.CopyFrom(config)
-    for name, value in options.items():
-        option = _BY_NAME[name]
-        value = option.validate(value)
+    for option in OPTIONS:
+        if option.name not in options:
+            continue
+        value = option.validate(options[option.name])
         if value is not None and value != option.default:
             option.apply(proto, value)
     return proto
