@@ -7,6 +7,12 @@ visible switch, not a private one. It happens when devplace first needs TensorFl
 `dp.<name>` that uses it; `import devplace` alone loads nothing): from then on
 `tf.executing_eagerly()` is False and eager-only calls fail with `EagerExecutionError` saying
 why (docs/design.md, "TF2 code").
+
+This is the one devplace module that imports TensorFlow (the internals other modules need are
+imported here too). TF's C++ log is kept off the console: `TF_CPP_MIN_LOG_LEVEL` defaults to 2
+before TF loads (TF reads it only then), and what TF writes while loading, before absl's log is
+initialised and whatever that level says, is captured and sorted. `DEVPLACE_TF_LOG=1` shows
+TensorFlow's log as it comes instead.
 """
 
 from __future__ import annotations
@@ -19,13 +25,33 @@ import warnings
 from devplace._fdcapture import capture_fds
 from devplace.errors import Error
 
-__all__ = ["GPU_MESSAGES", "EagerExecutionError", "driver_present", "gpu_lines", "tf"]
+__all__ = [
+    "GPU_MESSAGES",
+    "RAW_LOG",
+    "EagerExecutionError",
+    "TraceableStack",
+    "driver_present",
+    "gpu_lines",
+    "kernels",
+    "tf",
+    "timeline",
+]
 
-# TF's C++ INFO and WARNING lines at run time (oneDNN notices, "GPU trace was not collected" on
-# every traced run) drown the placement log, which TF prints to stdout regardless; errors stay.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+#: True when `DEVPLACE_TF_LOG` is set (to anything but "" or "0"): TensorFlow's own C++ log is
+#: then shown as TensorFlow writes it. Otherwise devplace keeps it off the console.
+RAW_LOG = os.environ.get("DEVPLACE_TF_LOG", "") not in ("", "0")
 
-# Lines TF prints while loading, whatever TF_CPP_MIN_LOG_LEVEL says: notices, not problems.
+if not RAW_LOG:
+    # Read by TensorFlow when it loads (setting it later changes nothing): its run-time INFO and
+    # WARNING lines (MLIR and oneDNN notices, five profiler lines per traced run) stay off the
+    # console; errors still print. A value you set is kept.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# TF's log lines without absl's prefix: its pre-InitializeLog banner, a continuation line.
+_UNPREFIXED = re.compile(
+    r"^WARNING: All log messages before absl::InitializeLog|^To enable the following instructions"
+)
+# Lines TF prints while loading: notices, not problems (also when they mention a GPU).
 _LOAD_NOTICES = re.compile(
     r"All log messages before absl::InitializeLog|oneDNN custom operations are on"
     r"|cpu_feature_guard|To enable the following instructions"
@@ -34,6 +60,15 @@ _LOAD_NOTICES = re.compile(
 _GPU_LINES = re.compile(r"cuda|cudnn|cublas|cuInit|dlopen|dynamic library|GPU", re.IGNORECASE)
 # "I0000 00:00:1795424191.953030   10114 cudart_stub.cc:31] " before TF's message.
 _LOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
+
+
+def _withheld(line: str) -> bool:
+    """Whether a line TF wrote while loading stays off the console: its notices and warnings,
+    and what it says about GPUs (kept in `GPU_MESSAGES`); its other errors still print."""
+    return bool(
+        _UNPREFIXED.match(line)
+        or (_LOG_PREFIX.match(line) and (line[0] in "IW" or _GPU_LINES.search(line)))
+    )
 
 
 def gpu_lines(text: str) -> list[str]:
@@ -51,21 +86,25 @@ _loading = None
 try:
     # Listing the GPUs here runs cuInit inside the capture (its error on driverless machines
     # would otherwise land on stderr at the first Session) and only enumerates: memory options
-    # set later still act.
+    # set later still act. The TF internals devplace uses are imported here too, so that no
+    # devplace module loads TensorFlow outside this capture.
     with capture_fds((2,)) as _loading:
         import tensorflow as _tensorflow
+        from tensorflow.python.client import timeline
         from tensorflow.python.eager import context as _context
+        from tensorflow.python.framework import kernels
         from tensorflow.python.framework import ops as _ops
+        from tensorflow.python.framework.traceable_stack import TraceableStack
         from tensorflow.python.util import deprecation as _deprecation
 
         _gpus = _tensorflow.config.list_physical_devices("GPU")
 finally:
     if _loading is not None:
         sys.stderr.write(
-            "".join(
-                line
-                for line in _loading.text.splitlines(keepends=True)
-                if not (_LOAD_NOTICES.search(line) or _GPU_LINES.search(line))
+            _loading.text
+            if RAW_LOG
+            else "".join(
+                line for line in _loading.text.splitlines(keepends=True) if not _withheld(line)
             )
         )
 
@@ -114,7 +153,8 @@ if _eager_context is not None and _eager_context._context_handle is not None:
 tf = _tensorflow.compat.v1
 with _deprecation.silence():
     tf.disable_v2_behavior()
-tf.logging.set_verbosity(tf.logging.ERROR)
+if not RAW_LOG:
+    tf.logging.set_verbosity(tf.logging.ERROR)
 # A property that raises AttributeError keeps `hasattr(t, "numpy")` False (how libraries tell
 # graph tensors from eager ones) while a direct call gets the reason instead of a bare
 # "'SymbolicTensor' object has no attribute 'numpy'".

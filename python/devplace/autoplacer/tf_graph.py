@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from tensorflow.python.framework import kernels
 
-from devplace._tf import tf
+from devplace._tf import kernels, tf
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device

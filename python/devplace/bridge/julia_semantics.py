@@ -18,10 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from tensorflow.python.framework.traceable_stack import TraceableStack
 
 import devplace as dp
-from devplace._tf import tf
+from devplace._tf import TraceableStack, tf
 from devplace.profile import Profile
 from devplace.report import PlacementReport
 
