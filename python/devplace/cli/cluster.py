@@ -58,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--workers", type=_count(1), default=2, metavar="M", help="workers (2)")
     start.add_argument("--cpus", type=_count(1), default=1, metavar="C", help="CPUs per server")
     start.add_argument(
+        "--cores-per-task",
+        type=_count(1),
+        metavar="K",
+        help="pin each server to its own K cores, with K threads per pool (default: no pinning)",
+    )
+    start.add_argument(
         "--spec-file", type=Path, help="write the spec here (default: next to the state file)"
     )
     isolation = start.add_mutually_exclusive_group()
@@ -135,19 +141,21 @@ def up(args: argparse.Namespace) -> int:
         )
         return 1
     from devplace.cluster import ClusterStartError, LocalCluster  # loads TensorFlow
+    from devplace.cluster.cores import describe
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    cluster = LocalCluster(
-        ps=args.ps,
-        workers=args.workers,
-        cpus=args.cpus,
-        isolate=args.isolate,
-        spec_file=spec_file,
-        state_file=state_file,
-        start_timeout=args.start_timeout,
-        stop_owner=True,
-    )
     try:
+        cluster = LocalCluster(
+            ps=args.ps,
+            workers=args.workers,
+            cpus=args.cpus,
+            cores_per_task=args.cores_per_task,
+            isolate=args.isolate,
+            spec_file=spec_file,
+            state_file=state_file,
+            start_timeout=args.start_timeout,
+            stop_owner=True,
+        )
         cluster.start()
     except (ClusterStartError, ValueError, OSError) as err:
         print(f"devplace cluster: {err}", file=sys.stderr)
@@ -161,6 +169,8 @@ def up(args: argparse.Namespace) -> int:
             else "listening on EVERY interface, without authentication"
         )
         print(f"devplace cluster: {args.ps} ps, {args.workers} workers, {where}")
+        for role, cores in cluster.cores.items():
+            print(f"  {role} pinned to cores {describe(cores)}")
         print(json.dumps(cluster.spec, indent=2))
         print(f"spec written to {cluster.spec_file}")
         print(f"session target: {cluster.target('worker', 0)}  (/job:worker/task:0)")

@@ -11,6 +11,7 @@ from devplace._lazy import lazy_attributes
 # not pay for what they do not use (the launcher and sessions load TensorFlow).
 _LAZY = {
     "Checkpointer": "devplace.cluster.checkpoint",
+    "CoresError": "devplace.cluster.cores",
     "PeerAbortedError": "devplace.cluster.errors",
     "PeerDeadlineError": "devplace.cluster.errors",
     "PeerUnavailableError": "devplace.cluster.errors",
@@ -45,6 +46,7 @@ __all__ = [
     "ClusterSession",
     "ClusterSpecError",
     "ClusterStartError",
+    "CoresError",
     "InsecureClusterWarning",
     "LocalCluster",
     "PeerAbortedError",

@@ -25,6 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from devplace.cluster import cores as core_sets
 from devplace.cluster import netns, procs
 from devplace.cluster import spec as specs
 from devplace.cluster.ready import wait_usable
@@ -78,6 +79,10 @@ class LocalCluster:
     """Real TF server processes for jobs `ps` (`ps` tasks) and `worker` (`workers` tasks).
 
     cpus: logical CPU devices per server (`/job:worker/task:1/device:CPU:1` needs 2).
+    cores_per_task: pin each server to its own K cores (CPU affinity; ps tasks first, then
+        workers, in the order of this process's usable cores) and give its inter-op and
+        intra-op thread pools K threads each; more cores than this process may use in all is
+        refused (`CoresError`). None (default): no pinning, TF's own pool sizes.
     isolate: None (a loopback-only namespace if possible, else warn once), True (required:
         fail if impossible), False (never; warns).
     spec_file: where to write the spec JSON (default: `cluster.json` in `workdir`).
@@ -93,6 +98,7 @@ class LocalCluster:
         workers: int = 2,
         *,
         cpus: int = 1,
+        cores_per_task: int | None = None,
         isolate: bool | None = None,
         spec_file: str | os.PathLike[str] | None = None,
         state_file: str | os.PathLike[str] | None = None,
@@ -102,6 +108,14 @@ class LocalCluster:
     ):
         self.tasks = {"ps": _count("ps", ps, 0), "worker": _count("workers", workers, 1)}
         self.cpus = _count("cpus", cpus, 1)
+        roles = [f"{job}/{task}" for job, count in self.tasks.items() for task in range(count)]
+        #: The cores each server is pinned to, by role (`{"ps/0": [0], "worker/0": [1]}`);
+        #: empty without `cores_per_task`.
+        self.cores: dict[str, list[int]] = (
+            core_sets.assign(roles, _count("cores_per_task", cores_per_task, 1))
+            if cores_per_task is not None
+            else {}
+        )
         self.isolate = isolate
         self.start_timeout = float(start_timeout)
         self._spec_file = Path(spec_file) if spec_file is not None else None
@@ -262,20 +276,24 @@ class LocalCluster:
     def _server_command(self, role: str) -> list[str]:
         job, task = role.split("/")
         prefix = netns.join_command(self._procs[_FORWARDER].pid) if self.isolated else []
-        return prefix + [
-            sys.executable,
-            "-m",
-            "devplace.cluster.server",
-            "--spec",
-            str(self.spec_file),
-            "--job",
-            job,
-            "--task",
-            task,
-            "--cpus",
-            str(self.cpus),
-            "--exit-with-parent",
-        ]
+        return (
+            prefix
+            + [
+                sys.executable,
+                "-m",
+                "devplace.cluster.server",
+                "--spec",
+                str(self.spec_file),
+                "--job",
+                job,
+                "--task",
+                task,
+                "--cpus",
+                str(self.cpus),
+                "--exit-with-parent",
+            ]
+            + (["--cores", core_sets.describe(self.cores[role])] if role in self.cores else [])
+        )
 
     def _ready_file(self, role: str) -> Path:
         assert self._workdir is not None

@@ -2,7 +2,9 @@
 
 It starts `tf.compat.v1.train.Server` for one task of the spec, writes its PID to the ready
 file once the server listens, and serves until killed (SIGTERM) or, with `--exit-with-parent`,
-until the process that started it is gone, so no server outlives its launcher.
+until the process that started it is gone, so no server outlives its launcher. With `--cores`
+it pins itself to those cores before TensorFlow starts a thread, and sizes TF's thread pools
+to match.
 """
 
 from __future__ import annotations
@@ -10,21 +12,32 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 
 from devplace import atomic
+from devplace.cluster import cores as core_sets
 from devplace.cluster import procs
 
-__all__ = ["main", "serve"]
+__all__ = ["main", "start_server"]
 
 
-def serve(spec: object, job: str, task: int, cpus: int = 1) -> object:
-    """Start the TF server for `/job:<job>/task:<task>` of `spec` (any form `as_spec` takes)."""
+def start_server(
+    spec: object, job: str, task: int, cpus: int = 1, cores: Sequence[int] | None = None
+) -> object:
+    """Start the TF server for `/job:<job>/task:<task>` of `spec` (any form `as_spec` takes).
+
+    cpus: logical CPU devices. cores: the cores this process is pinned to (`cores.pin`);
+    given, the inter-op and intra-op thread pools get one thread per core.
+    """
     from devplace._tf import tf
     from devplace.cluster.spec import address, as_spec
 
     cluster = as_spec(spec)
     address(cluster, job, task)  # a clear ClusterSpecError for an unknown job or task
     config = tf.ConfigProto(device_count={"CPU": int(cpus)})
+    if cores:
+        config.inter_op_parallelism_threads = len(cores)
+        config.intra_op_parallelism_threads = len(cores)
     return tf.train.Server(cluster, job_name=job, task_index=int(task), config=config, start=True)
 
 
@@ -35,12 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--job", required=True, help="this task's job, e.g. ps or worker")
     parser.add_argument("--task", type=int, default=0, help="this task's index in its job")
     parser.add_argument("--cpus", type=int, default=1, help="logical CPU devices (default 1)")
+    parser.add_argument("--cores", help="pin to this core list (0-3,6)")
     parser.add_argument("--ready-file", help="write this process's PID here once listening")
     parser.add_argument("--exit-with-parent", action="store_true", help="exit when parent does")
     args = parser.parse_args(argv)
+    pinned = core_sets.resolve(core_sets.parse_list(args.cores)) if args.cores else None
+    if pinned:
+        core_sets.pin(pinned)  # before any thread starts: all of them inherit it
     if args.exit_with_parent:
         procs.exit_with_parent()
-    server = serve(args.spec, args.job, args.task, args.cpus)
+    server = start_server(args.spec, args.job, args.task, args.cpus, pinned)
     print(f"devplace: serving /job:{args.job}/task:{args.task} ({os.getpid()})", flush=True)
     if args.ready_file:
         atomic.write_text(args.ready_file, f"{os.getpid()}\n")
