@@ -55,6 +55,21 @@ EXPECTED = {
         "   a: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:0",
     ],
     "control_dependencies.py": ["x waits for: ['Const', 'add']", "z = 7.0"],
+    # one GPU split into four logical ones; without a GPU, soft placement and saying so
+    "virtual_gpus.py": [
+        "tower3/bn3/update_moving_mean ran on /device:CPU:0",
+        *(
+            [
+                "w2: requested /device:GPU:2, ran on /device:GPU:2",
+                re.compile(r"^tower 3 ran on /device:CPU:0 \(\d+ ops\), /device:GPU:3 \(", re.M),
+            ]
+            if HAS_GPU
+            else [
+                "no GPU here: soft placement runs every /gpu:i op on the CPU",
+                re.compile(r"^tower 3 ran on /device:CPU:0 \(\d+ ops\)$", re.M),
+            ]
+        ),
+    ],
     "thread_pools.py": [
         "inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1",
         "use_per_session_threads = True",
@@ -84,6 +99,9 @@ def test_example_runs(name, tmp_path):
             else (fragment in result.stdout)
         )
         assert found, f"{fragment!r} not in output:\n{result.stdout}"
+    if name == "virtual_gpus.py":
+        before, after = re.search(r"loss (\S+) before, (\S+) after", result.stdout).groups()
+        assert float(after) < float(before), result.stdout
     if name == "colocate_gradients.py":
         for profile in ("true.json", "false.json"):
             assert "traceEvents" in json.loads((tmp_path / profile).read_text())

@@ -18,13 +18,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "devices",
         help="the devices a session sees, with memory",
         description="List the devices a devplace Session sees (dp.Session(cpus=..., "
-        "gpus=...).list_devices()), with each device's memory limit.",
+        "gpus=..., virtual_gpus=...).list_devices()), with each device's memory limit.",
     )
     parser.add_argument(
         "--cpus", type=_count, metavar="N", help="logical CPU devices, as dp.Session(cpus=N)"
     )
     parser.add_argument(
         "--gpus", type=_count, metavar="N", help="GPUs to use at most, as dp.Session(gpus=N)"
+    )
+    parser.add_argument(
+        "--virtual-gpus",
+        type=_virtual_gpus,
+        metavar="N|MiB,MiB,...",
+        help="split each GPU into N logical GPUs, or into ones of these MiB, as "
+        "dp.Session(virtual_gpus=...)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
@@ -36,12 +43,27 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def device_rows(cpus: int | None = None, gpus: int | None = None) -> list[dict[str, Any]]:
-    """One dict per device a session with these counts sees: name, type, memory_bytes."""
+def _virtual_gpus(text: str) -> int | list[int]:
+    parts = text.split(",")
+    if not all(part.strip().isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"expected a count like 4 or MiB per logical GPU like 2048,2048, got {text!r}"
+        )
+    sizes = [int(part) for part in parts]
+    return sizes[0] if len(sizes) == 1 and "," not in text else sizes
+
+
+def device_rows(
+    cpus: int | None = None,
+    gpus: int | None = None,
+    virtual_gpus: int | list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """One dict per device a session with these options sees: name, type, memory_bytes."""
     import devplace as dp
     from devplace.devices import short_device
 
-    with dp.Session(cpus=cpus, gpus=gpus, graph=dp.tf.Graph()) as sess:
+    session = dp.Session(cpus=cpus, gpus=gpus, virtual_gpus=virtual_gpus, graph=dp.tf.Graph())
+    with session as sess:
         return [
             {
                 "name": short_device(d.name),
@@ -118,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from devplace._tf import GPU_MESSAGES, driver_present, tf
 
     try:
-        rows = device_rows(args.cpus, args.gpus)
+        rows = device_rows(args.cpus, args.gpus, args.virtual_gpus)
     except (tf.errors.OpError, ValueError, RuntimeError) as err:
         print(f"devplace devices: error: cannot make a session: {err}", file=sys.stderr)
         return 1
