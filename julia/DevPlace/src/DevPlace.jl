@@ -12,6 +12,24 @@ export tf, pybuiltin, pyimport, PyObject, PyError, HostError, @pywith, @cpu, @gp
        placement, placement_log, get_collection, UPDATE_OPS, bn, batch_norm,
        control_dependencies, canonical_device, pycall, autoplace, LocalCluster, ClusterSession
 
+# ADCME's core API (src/adcme/; the table of names is julia/DevPlace/ADCME_NAMES.tsv).
+export reset_default_graph, enable_eager_execution, while_loop, if_else, stop_gradient,
+       independent, tensor, tensorname, has_mpi, get_mpi, get_mpirun, has_gpu, gpu_info, get_gpu,
+       cell, set_shape, get_dtype, get_variable, variable_scope, gradient_magnitude, hessian,
+       constant_initializer, glorot_normal_initializer, random_normal_initializer,
+       random_uniform_initializer, truncated_normal_initializer, uniform_unit_scaling_initializer,
+       variance_scaling_initializer, sym, spd, convert_to_tensor, hessian_vector, TensorArray,
+       gradient_checkpointing, zeros_like, ones_like, gradients_colocate, is_variable, jacobian,
+       AUTO_REUSE, einsum, sigmoid, softplus, softmax, softsign, relu, relu6, squeeze, diag, diagm,
+       det, triangular_solve, group_assign, assign, cast, group, clip, scatter_add, scatter_sub,
+       scatter_update, stack, concat, unstack, norm, cvec, rvec, pad, leaky_relu, fft, ifft, I, svd,
+       vector, pmap, std, lgamma, topk, argsort, batch_matmul, dot, selu, elu, tr, tril, triu,
+       solve_batch, swish, hard_sigmoid, hard_swish, concat_elu, concat_hard_swish, concat_relu,
+       fourier, rollmean, rollsum, rollvar, rollstd, softmax_cross_entropy_with_logits, seed!,
+       categorical, choice, logpdf, uniform, normal, beta, bernoulli, gamma, truncatednormal,
+       binomial, cauchy, chi, chi2, exponential, gumbel, halfcauchy, halfnormal, horseshoe,
+       inversegamma, inversegaussian, kumaraswamy, pareto, sinharcsinh, studentt, vonmises, poisson
+
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
@@ -26,6 +44,12 @@ include("pyobject.jl")
 include("operators.jl")
 include("macros.jl")
 include("api.jl")
+include("adcme/calls.jl")
+include("adcme/variable.jl")
+include("adcme/core.jl")
+include("adcme/gpu.jl")
+include("adcme/ops.jl")
+include("adcme/random.jl")
 include("cluster.jl")
 include("precompile.jl")
 
