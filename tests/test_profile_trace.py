@@ -24,11 +24,11 @@ def test_busy_time_counts_overlaps_once_and_makespan_spans_all_ops():
 
 def test_without_a_devplace_section_transfers_come_from_cross_device_flows():
     trace = read_trace(hand_trace())
-    assert [(f.tensor, f.source, f.destination) for f in trace.flows] == [
-        ("c", "/device:CPU:0", "/device:CPU:1"),
-        ("c", "/device:CPU:0", "/device:CPU:1"),
+    assert [(t.tensor, t.source, t.destination) for t in trace.transfers] == [
+        ("c", "/device:CPU:0", "/device:CPU:1")
     ]
     assert trace.transfer_count == 1  # one tensor sent once, whatever its consumers
+    assert trace.spans == [(25.0, 30.0)]  # c's end to its first reader's start (the earliest flow)
     assert trace.transfer_bytes is None
     assert not trace.exact_transfers
 

@@ -20,6 +20,7 @@ __all__ = [
     "format_time",
     "logical_cpus",
     "plural",
+    "time_unit",
 ]
 
 LOGICAL_CPU_CAVEAT = (
@@ -33,13 +34,21 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def format_time(us: float) -> str:
-    """A duration in µs, ms or s, whichever reads best."""
+def time_unit(us: float) -> tuple[float, str]:
+    """The unit a duration of `us` µs reads best in, with its size in µs: s from 1 s, ms from
+    10 ms, else µs. A picture's time axis takes the unit of its longest span, so the axis and
+    that span's label (the makespan in the title) agree."""
     if us >= 1e6:
-        return f"{us / 1e6:.3g} s"
+        return 1e6, "s"
     if us >= 1e4:
-        return f"{us / 1e3:.3g} ms"
-    return f"{us:.0f} µs"
+        return 1e3, "ms"
+    return 1.0, "µs"
+
+
+def format_time(us: float) -> str:
+    """A duration in the unit `time_unit` picks for it."""
+    scale, unit = time_unit(us)
+    return f"{us:.0f} µs" if unit == "µs" else f"{us / scale:.3g} {unit}"
 
 
 def format_bytes(count: int | None) -> str:

@@ -42,6 +42,7 @@ from devplace.comparison import (
     format_bytes,
     format_time,
     plural,
+    time_unit,
 )
 from devplace.errors import Error
 from devplace.trace import Trace, TraceOp, read_trace
@@ -276,26 +277,19 @@ def _draw_timeline(
     return [dataclasses.replace(label, ax=ax) for label in labels]
 
 
-def _time_unit(span_us: float) -> tuple[float, str]:
-    if span_us >= 1e7:
-        return 1e6, "s"
-    if span_us >= 1e4:
-        return 1e3, "ms"
-    return 1.0, "µs"
-
-
 def _time_axis(ax: Any, span_us: float) -> str:
-    """Show µs data on the x axis in the unit that reads best; returns the unit."""
-    scale, unit = _time_unit(span_us)
+    """Show µs data on the x axis in `time_unit(span_us)`; returns the unit."""
+    scale, unit = time_unit(span_us)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / scale:g}"))
     return unit
 
 
 def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int], width: float) -> None:
-    flows = [f for f in trace.flows if f.source in lane and f.destination in lane]
+    """One arrow per transfer the title counts, from when it left its device to when the
+    destination first read it."""
     ends = [
-        ((f.start_us, lane[f.source] + _LANE / 2), (f.end_us, lane[f.destination] + _LANE / 2))
-        for f in flows
+        ((sent, lane[t.source] + _LANE / 2), (received, lane[t.destination] + _LANE / 2))
+        for t, (sent, received) in zip(trace.transfers, trace.spans, strict=True)
     ]
     if len(ends) > _MAX_ARROWS:
         ax.add_collection(LineCollection(ends, colors=TRANSFER_COLOR, linewidths=0.6, alpha=0.6))
@@ -371,7 +365,7 @@ def _legend_handles(traces: Sequence[Trace]) -> list[Any]:
     handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="////", label="gradient op"))
     if any(t.copies for t in traces):
         handles.append(Patch(facecolor=TRANSFER_COLOR, edgecolor="#333333", label="memory copy"))
-    if any(t.flows for t in traces):
+    if any(t.transfers for t in traces):
         handles.append(Line2D([], [], color=TRANSFER_COLOR, lw=1.5, label="cross-device transfer"))
     return handles
 
@@ -430,7 +424,7 @@ def profile_figure(
     ax = fig.add_subplot()
     xmax = trace.makespan_us
     labels = _draw_timeline(ax, trace, trace.devices, xmax, look)
-    ax.set_xlabel(f"time since the first op started ({_time_unit(xmax)[1]})", fontsize=look.font_pt)
+    ax.set_xlabel(f"time since the first op started ({time_unit(xmax)[1]})", fontsize=look.font_pt)
     heading = _title(title or trace.source, trace, look)
     lines = [heading, *caveat_lines(trace.devices, _wrap_width(look, _AXES_SHARE))]
     ax.set_title("\n".join(lines), fontsize=look.font_pt + (2 if look.width_in > 5 else 0))
@@ -488,7 +482,7 @@ def comparison_figure(
         op_labels += _draw_timeline(ax, trace, devices, xmax, look)
         ax.set_title(_title(summary.label, trace, look), fontsize=look.font_pt, loc="left")
     since = "time" if narrow else "time since the first op started"
-    bottom.set_xlabel(f"{since} ({_time_unit(xmax)[1]}); same scale in both", fontsize=look.font_pt)
+    bottom.set_xlabel(f"{since} ({time_unit(xmax)[1]}); same scale in both", fontsize=look.font_pt)
     _draw_busy(fig.add_subplot(cells[2]), comparison, look)
     _draw_table(fig.add_subplot(cells[3]), comparison, look)
     _legend(fig, [ta, tb], look)

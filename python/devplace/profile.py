@@ -11,14 +11,18 @@ import json
 import os
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from devplace.atomic import replace_file
 from devplace.errors import Error
-from devplace.traced import OpStat, TracedRun
+from devplace.trace import TraceOp
+from devplace.traced import TracedRun
 from devplace.values import to_python
+
+#: One op's timing in a profile: the op as its trace shows it (medians over profiled runs).
+OpStat = TraceOp
 
 __all__ = ["NoProfileError", "OpStat", "Profile", "last_profile", "run_profile", "save_profile"]
 
@@ -71,13 +75,10 @@ def _median_stats(runs: list[dict[str, OpStat]]) -> dict[str, OpStat]:
         for name, stat in run.items():
             by_name[name].append(stat)
     return {
-        name: OpStat(
-            name,
-            stats[-1].op_type,
-            stats[-1].device,
-            statistics.median(s.duration_us for s in stats),
-            stats[-1].output_bytes,
-            statistics.median(s.start_us for s in stats),
+        name: replace(
+            stats[-1],
+            duration_us=statistics.median(s.duration_us for s in stats),
+            start_us=statistics.median(s.start_us for s in stats),
         )
         for name, stats in by_name.items()
     }

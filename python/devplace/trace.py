@@ -10,9 +10,13 @@ of kind `"op"` (host side: what op counts and busy time count), `"kernel"` or `"
 aggregate lanes are used only where the per-stream lanes are missing, so nothing is counted
 twice.
 
-devplace's `save_profile` also writes a `devplace` section with the exact cross-device transfers
-(tensor, devices, bytes) from the partition graphs; traces without it (written by TF's own
-`Timeline`) get their transfers from the cross-device flows, with unknown bytes.
+A `Trace` is the one record of a traced run's facts: `devplace.traced.TracedRun.trace` is this
+reading of the run's timeline, with the exact cross-device transfers (tensor, devices, bytes, the
+ops that read it) handed in from the partition graphs; a trace file written by `save_profile`
+reads back to the same `Trace`, its transfers from the file's `devplace` section. The report, the
+per-op statistics, the pictures and the comparisons are all views of a `Trace`. Traces without
+that section (written by TF's own `Timeline`) get their transfers from the cross-device flow
+events, with unknown bytes.
 
 Traces are checked where they enter (`read_trace`): a file above `MAX_TRACE_BYTES`, endless
 input, nesting too deep for the JSON reader, wrong types, and times that are not finite or out
@@ -37,7 +41,6 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "Trace",
     "TraceError",
-    "TraceFlow",
     "TraceOp",
     "Transfer",
     "lane_kind",
@@ -69,7 +72,8 @@ class TraceOp:
 
     `kind` is `"op"` (the op as the device's executor ran it; on a GPU the host side that
     launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy);
-    `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops.
+    `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops;
+    `output_bytes` what its outputs took (0 where the trace does not say).
     """
 
     name: str
@@ -80,6 +84,7 @@ class TraceOp:
     duration_us: float
     kind: str = "op"
     lane: str = ""
+    output_bytes: int = 0
 
     @property
     def end_us(self) -> float:
@@ -94,26 +99,17 @@ class TraceOp:
 
 
 @dataclass(frozen=True)
-class TraceFlow:
-    """A tensor produced on one device and consumed on another (a cross-device flow event)."""
-
-    tensor: str
-    source: str
-    destination: str
-    start_us: float
-    end_us: float
-
-
-@dataclass(frozen=True)
 class Transfer:
     """One tensor sent between devices (a `_Send`/`_Recv` pair); `bytes` is None when unknown
-    (a trace written without devplace's section)."""
+    (a trace written without devplace's section); `consumers` are the ops on the destination
+    that read it (empty when unknown, or when it only goes on to the client as a fetch)."""
 
     tensor: str
     source: str
     destination: str
     bytes: int | None
     control: bool = False
+    consumers: tuple[str, ...] = ()
 
 
 def lane_kind(lane: str) -> tuple[str, bool]:
@@ -143,13 +139,14 @@ def _union_us(entries: list[TraceOp]) -> float:
 
 @dataclass
 class Trace:
-    """A parsed trace: its devices, ops (and GPU kernels and copies), flows and transfers."""
+    """A traced run's facts: its devices, ops (and GPU kernels and copies) and transfers, with
+    when each transfer left and arrived (`spans`, µs, one per transfer)."""
 
     source: str
     devices: list[str]
     ops: list[TraceOp]
-    flows: list[TraceFlow]
     transfers: list[Transfer]
+    spans: list[tuple[float, float]]
     exact_transfers: bool = False
     kernels: list[TraceOp] = field(default_factory=list)
     copies: list[TraceOp] = field(default_factory=list)
@@ -295,6 +292,12 @@ class _Events:
             )
         return float(value)
 
+    def byte_count(self, i: int, args: dict[str, Any]) -> int:
+        value = args.get("bytes", 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.fail(f"traceEvents[{i}].args.bytes", "a byte count (an integer >= 0)", value)
+        return int(value)
+
     def time(self, i: int) -> float:
         return self.number(i, "ts", -MAX_TIMESTAMP_US, MAX_TIMESTAMP_US, "µs")
 
@@ -336,19 +339,24 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
                 events.number(i, "dur", 0, MAX_DURATION_US, "µs"),
                 *lane_kind(lane),
                 lane,
+                events.byte_count(i, args),
             )
         )
     detailed = {(r[2], r[6]) for r in raw if not r[7]}
     origin = min((r[4] for r in raw), default=0.0)
     entries = [
-        TraceOp(name, op_type, device, thread, ts - origin, dur, kind, lane)
-        for name, op_type, device, thread, ts, dur, kind, aggregate, lane in raw
+        TraceOp(name, op_type, device, thread, ts - origin, dur, kind, lane, size)
+        for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size in raw
         if not (aggregate and (device, kind) in detailed)
     ]
     return entries, origin
 
 
-def _flows(events: _Events, lanes: dict[Any, tuple[str, str]], origin: float) -> list[TraceFlow]:
+def _flow_transfers(
+    events: _Events, lanes: dict[Any, tuple[str, str]], origin: float
+) -> tuple[list[Transfer], list[tuple[float, float]]]:
+    """Transfers of a trace without devplace's section: one per distinct (tensor, source,
+    destination) of its cross-device flow events, spanning the earliest of them."""
     starts, ends = {}, {}
     for i, event in enumerate(events.events):
         phase = event.get("ph")
@@ -356,12 +364,35 @@ def _flows(events: _Events, lanes: dict[Any, tuple[str, str]], origin: float) ->
             side = starts if phase == "s" else ends
             key = (events.scalar(i, "cat"), events.scalar(i, "id"))
             side[key] = (str(event.get("name")), lanes[event["pid"]][0], events.time(i))
-    flows = [
-        TraceFlow(tensor, device, ends[key][1], ts - origin, ends[key][2] - origin)
+    flows = sorted(
+        (ts - origin, ends[key][2] - origin, tensor, device, ends[key][1])
         for key, (tensor, device, ts) in starts.items()
         if key in ends and ends[key][1] != device
-    ]
-    return sorted(flows, key=lambda f: (f.start_us, f.end_us, f.tensor))
+    )
+    first: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for sent, received, *triple in flows:
+        first.setdefault(tuple(triple), (sent, received))  # type: ignore[arg-type]
+    return [Transfer(t, s, d, None) for t, s, d in first], list(first.values())
+
+
+def _spans(entries: list[TraceOp], transfers: list[Transfer]) -> list[tuple[float, float]]:
+    """When each transfer left (its producer's end on the source) and arrived (the start of
+    its first reader on the destination); a side the trace does not show takes the other's
+    time, so every transfer has a span."""
+    ends: dict[tuple[str, str], float] = {}
+    starts: dict[tuple[str, str], float] = {}
+    for e in entries:
+        ends[e.device, e.name] = max(ends.get((e.device, e.name), 0.0), e.end_us)
+        starts[e.device, e.name] = min(starts.get((e.device, e.name), math.inf), e.start_us)
+    spans = []
+    for t in transfers:
+        sent = ends.get((t.source, t.tensor.rsplit(":", 1)[0]))
+        read = [starts[key] for c in t.consumers if (key := (t.destination, c)) in starts]
+        received = min(read) if read else None
+        if sent is None:
+            sent = 0.0 if received is None else received
+        spans.append((sent, sent if received is None else received))
+    return spans
 
 
 def _transfers_section(name: str, data: Any) -> list[Transfer] | None:
@@ -377,6 +408,9 @@ def _transfers_section(name: str, data: Any) -> list[Transfer] | None:
             size = item["bytes"]
             if isinstance(size, bool) or not isinstance(size, int) or size < 0:
                 raise ValueError(f"bytes={size!r} is not a byte count")
+            consumers = item.get("consumers", [])
+            if not isinstance(consumers, (list, tuple)):
+                raise TypeError(f"consumers={consumers!r} is not a list")
             transfers.append(
                 Transfer(
                     str(item["tensor"]),
@@ -384,6 +418,7 @@ def _transfers_section(name: str, data: Any) -> list[Transfer] | None:
                     str(item["destination"]),
                     size,
                     bool(item.get("control", False)),
+                    tuple(map(str, consumers)),
                 )
             )
         except (KeyError, TypeError, ValueError) as err:
@@ -404,8 +439,11 @@ def _device_order(device: str) -> tuple[Any, ...]:
     )
 
 
-def read_trace(trace_or_path: Any) -> Trace:
+def read_trace(trace_or_path: Any, transfers: list[Transfer] | None = None) -> Trace:
     """Parse a Chrome trace (a path, or the dict `Profile.trace`) into a `Trace`.
+
+    `transfers`: the run's exact transfers when the caller has them (a traced run in memory);
+    otherwise they come from the trace's `devplace` section, or else its flow events.
 
     Raises `TraceError` naming the file and what is wrong when it is missing, too large, not
     JSON, not a TensorFlow timeline (no `"<device> Compute"` processes), or holds values of the
@@ -422,21 +460,20 @@ def read_trace(trace_or_path: Any) -> Trace:
     if not lanes:
         raise TraceError(name, "has no '<device> Compute' processes; not a TensorFlow timeline")
     entries, origin = _entries(events, lanes)
-    flows = _flows(events, lanes, origin)
-    exact = _transfers_section(name, data)
+    exact = _transfers_section(name, data) if transfers is None else transfers
     if exact is None:
-        unique = dict.fromkeys((f.tensor, f.source, f.destination) for f in flows)
-        transfers = [Transfer(t, s, d, None) for t, s, d in unique]
+        found, spans = _flow_transfers(events, lanes, origin)
     else:
-        transfers = exact
+        found, spans = exact, _spans(entries, exact)
     # a lane without entries (TF's timeline keeps empty ones) is no device of this run
-    devices = sorted({e.device for e in entries}, key=_device_order)
+    ran = {e.device for e in entries} | {d for t in found for d in (t.source, t.destination)}
+    devices = sorted(ran, key=_device_order)
     return Trace(
         name,
         devices,
         [e for e in entries if e.kind == "op"],
-        flows,
-        transfers,
+        found,
+        spans,
         exact_transfers=exact is not None,
         kernels=[e for e in entries if e.kind == "kernel"],
         copies=[e for e in entries if e.kind == "copy"],

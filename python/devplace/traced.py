@@ -1,11 +1,12 @@
-"""One traced run: built once per traced `Session.run`, viewed as report, stats and trace.
+"""One traced run: built once per traced `Session.run`; its facts are one `Trace`.
 
 A `TracedRun` holds what one run with full tracing returned and recorded: the values, the
-`RunMetadata` (step stats and partition graphs), the graph and the fetches. Everything devplace
-says about a run is a view of it: the placement report (`placement()`), the cross-device
-`transfers`, the per-op statistics (`op_stats()`), the Chrome trace (`chrome_trace()`) and the
-device-normalised `trace`. Device lanes are folded into devices by `devplace.trace.lane_kind`
-here too, so a GPU's streams never count as devices.
+`RunMetadata` (step stats and partition graphs), the graph and the fetches. Its facts are one
+`devplace.trace.Trace` (`trace`): TF's timeline of the run read by `devplace.trace.read_trace`
+(the one reader, which folds lanes into devices), with the cross-device transfers found here in
+the partition graphs. The placement report (`placement()`), the per-op statistics
+(`op_stats()`), the step time and the Chrome trace (`chrome_trace()`) are views of it and of the
+partition graphs; a saved trace reads back to the same `Trace`.
 
 TensorFlow allows one traced run at a time per process (a second one at once fails with
 `AlreadyExistsError: Another profiling session active`), so traced runs are serialised by a
@@ -16,19 +17,18 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
 
-from tensorflow.python.client import timeline
-
-from devplace._tf import tf
+from devplace._tf import tf, timeline
 from devplace.devices import split_lane
 from devplace.errors import Error
 from devplace.report import OpPlacement, PlacementReport
-from devplace.trace import Trace, Transfer, lane_kind, read_trace
+from devplace.trace import Trace, TraceOp, Transfer, lane_kind, read_trace
 
-__all__ = ["TRACE_WAIT_S", "OpStat", "TraceBusyError", "TracedRun", "placement"]
+__all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
 
 #: How long a traced run waits for another thread's traced run to finish, in seconds.
 TRACE_WAIT_S = 300.0
@@ -41,29 +41,10 @@ class TraceBusyError(Error, RuntimeError):
     """Another thread's traced run (run_profile, placement) did not finish in time."""
 
 
-@dataclass(frozen=True)
-class OpStat:
-    """One op's timing in a profile (a median over the profiled runs)."""
-
-    name: str
-    op_type: str
-    device: str
-    duration_us: float
-    output_bytes: int
-    start_us: float = 0.0
-
-
-def _op_type(node: Any) -> str:
-    label = node.timeline_label
-    if " = " in label:
-        return label.split(" = ", 1)[1].split("(", 1)[0]
-    return label or node.node_name
-
-
 @dataclass
 class TracedRun:
     """What one traced run returned (`values`) and recorded (`run_metadata`), with the
-    `graph` and `fetches` it ran; the report, stats, transfers and traces are views."""
+    `graph` and `fetches` it ran; its facts are `trace`, everything else a view."""
 
     values: Any
     run_metadata: Any
@@ -87,68 +68,24 @@ class TracedRun:
             _TRACE_LOCK.release()
         return cls(values, metadata, sess.graph, fetches)
 
-    def _nodes(self, kind: str) -> list[tuple[str, Any]]:
-        """(device, node stats) of every entry of lanes of `kind`, `_SOURCE` left out."""
-        return [
-            (device, node)
-            for dev in self.run_metadata.step_stats.dev_stats
-            for device, lane in [split_lane(dev.device)]
-            if lane_kind(lane)[0] == kind
-            for node in dev.node_stats
-            if node.node_name != "_SOURCE"
-        ]
-
     @cached_property
-    def step_time_us(self) -> float:
-        """From the first entry's start to the last one's end, all lanes, in µs (the trace's
-        makespan: entries end where TF's timeline draws them, at `all_end_rel_micros`)."""
-        spans = [
-            (node.all_start_micros, node.all_start_micros + node.all_end_rel_micros)
-            for dev in self.run_metadata.step_stats.dev_stats
-            for node in dev.node_stats
-            if node.node_name != "_SOURCE"
-        ]
-        if not spans:
-            return 0.0
-        return float(max(end for _, end in spans) - min(start for start, _ in spans))
+    def trace(self) -> Trace:
+        """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`)."""
+        return read_trace(self._timeline, transfers=_transfers(self.run_metadata, self.graph))
 
-    def op_stats(self) -> dict[str, OpStat]:
-        """Per op (each once, from its device's own lane): type, device, time, output bytes."""
-        nodes = self._nodes("op")
-        origin = min((node.all_start_micros for _, node in nodes), default=0)
-        return {
-            node.node_name: OpStat(
-                node.node_name,
-                _op_type(node),
-                device,
-                float(_duration(node)),
-                sum(
-                    o.tensor_description.allocation_description.requested_bytes for o in node.output
-                ),
-                float(node.all_start_micros - origin),
-            )
-            for device, node in nodes
-        }
-
-    @cached_property
+    @property
     def transfers(self) -> list[Transfer]:
-        """The cross-device transfers, from the partition graphs' `_Send` nodes."""
-        sizes = {
-            node.node_name: [
-                o.tensor_description.allocation_description.requested_bytes for o in node.output
-            ]
-            for dev in self.run_metadata.step_stats.dev_stats
-            for node in dev.node_stats
-        }
-        found = []
-        for partition in self.run_metadata.partition_graphs:
-            nodes = {n.name: n for n in partition.node}
-            found.extend(
-                _send_transfer(n, nodes, self.graph, sizes)
-                for n in partition.node
-                if n.op == "_Send"
-            )
-        return found
+        """The cross-device transfers: `_Send`/`_Recv` pairs of the partition graphs."""
+        return self.trace.transfers
+
+    @property
+    def step_time_us(self) -> float:
+        """The trace's makespan: first entry's start to the last one's end, all lanes, µs."""
+        return self.trace.makespan_us
+
+    def op_stats(self) -> dict[str, TraceOp]:
+        """Per op (each once, from its device's own lane): type, device, times, output bytes."""
+        return {op.name: op for op in self.trace.ops}
 
     def placement(self) -> PlacementReport:
         """Where every op ran (from the partition graphs) and what crossed devices."""
@@ -168,9 +105,10 @@ class TracedRun:
         ops.sort(key=lambda op: op.name)
         return PlacementReport(ops, self.transfers, sorted(wanted - ran))
 
-    def chrome_trace(self) -> dict[str, Any]:
-        """The run as Chrome-trace JSON: TF's timeline without empty processes, with thread
-        names, and a `devplace` section holding the exact transfers."""
+    @cached_property
+    def _timeline(self) -> dict[str, Any]:
+        """TF's timeline of the run as Chrome-trace JSON, without empty processes, with thread
+        names and each op's output bytes (`args.bytes`)."""
         trace = json.loads(
             timeline.Timeline(
                 self.run_metadata.step_stats, graph=self.graph
@@ -183,6 +121,10 @@ class TracedRun:
             for e in events
             if e.get("ph") == "M" and e["args"]["name"].endswith(" Compute")
         }
+        sizes = _output_sizes(self.run_metadata)
+        for e in events:
+            if e.get("ph") == "X" and lanes.get(e.get("pid")) == "":
+                e["args"]["bytes"] = sum(sizes.get(e["args"]["name"], []))
         pids = {pid for pid, _ in used}
         threads = [
             {
@@ -197,15 +139,14 @@ class TracedRun:
         trace["traceEvents"] = [
             e for e in events if e.get("ph") != "M" or e.get("pid") in pids
         ] + threads
-        # Chrome and Perfetto ignore unknown top-level keys; `devplace.trace` reads the exact
-        # transfers (with bytes) from here instead of guessing them from flow events.
-        trace["devplace"] = {"transfers": [asdict(t) for t in self.transfers]}
         return trace
 
-    @cached_property
-    def trace(self) -> Trace:
-        """The run's device-normalised `Trace` (the same reading as of a saved trace file)."""
-        return read_trace(self.chrome_trace())
+    def chrome_trace(self) -> dict[str, Any]:
+        """The run as Chrome-trace JSON (what `save_profile` writes): TF's timeline, and a
+        `devplace` section with the exact transfers, which `read_trace` reads back."""
+        return self._timeline | {
+            "devplace": {"transfers": [asdict(t) for t in self.trace.transfers]}
+        }
 
 
 def _thread_name(lane: str | None, tid: Any) -> str:
@@ -213,10 +154,6 @@ def _thread_name(lane: str | None, tid: Any) -> str:
         return f"thread {tid}"
     kind = lane_kind(lane)[0]
     return f"ops, thread {tid}" if kind == "op" else f"{_PLURAL[kind]} ({lane})"
-
-
-def _duration(node: Any) -> int:
-    return max(node.all_end_rel_micros, node.op_end_rel_micros)
 
 
 def _fetch_ops(graph: Any, fetches: Any) -> list[Any]:
@@ -240,6 +177,17 @@ def _closure(ops: list[Any]) -> set[str]:
     return seen
 
 
+def _output_sizes(metadata: Any) -> dict[str, list[int]]:
+    """Per node of the step stats, the bytes of each of its outputs."""
+    return {
+        node.node_name: [
+            o.tensor_description.allocation_description.requested_bytes for o in node.output
+        ]
+        for dev in metadata.step_stats.dev_stats
+        for node in dev.node_stats
+    }
+
+
 def _tensor_bytes(graph: Any, tensor: str, sizes: dict[str, list[int]]) -> int:
     name, _, index = tensor.partition(":")
     slot = int(index or 0)
@@ -255,19 +203,44 @@ def _tensor_bytes(graph: Any, tensor: str, sizes: dict[str, list[int]]) -> int:
     return int(t.shape.num_elements()) * t.dtype.size
 
 
-def _send_transfer(
-    node: Any, nodes: dict[str, Any], graph: Any, sizes: dict[str, list[int]]
-) -> Transfer:
-    source = node.input[0]
-    source_node = nodes.get(source.split(":")[0])
-    control = source_node is not None and "/ctrl/" in source_node.name
-    return Transfer(
-        tensor=source if ":" in source else f"{source}:0",
-        source=split_lane(node.attr["send_device"].s.decode())[0],
-        destination=split_lane(node.attr["recv_device"].s.decode())[0],
-        bytes=0 if control else _tensor_bytes(graph, source, sizes),
-        control=control,
-    )
+def _edge(node: Any) -> tuple[str, str, str]:
+    """What pairs a `_Send` with its `_Recv`: the edge's name and both devices."""
+    return tuple(node.attr[k].s.decode() for k in ("tensor_name", "send_device", "recv_device"))
+
+
+def _transfers(metadata: Any, graph: Any) -> list[Transfer]:
+    """The tensors that crossed devices: every `_Send` of the partition graphs whose `_Recv`
+    is in another partition. A remote session's fetches also leave as `_Send`s, from the
+    master's device to itself for the client, with no `_Recv` in any partition: those cross
+    nothing (a tensor made elsewhere reaches the master by a pair of its own, counted)."""
+    sizes = _output_sizes(metadata)
+    readers: dict[str, list[str]] = defaultdict(list)  # node -> the nodes reading it
+    receivers: dict[tuple[str, str, str], str] = {}  # edge -> its _Recv node
+    for partition in metadata.partition_graphs:
+        for node in partition.node:
+            if node.op == "_Recv":
+                receivers[_edge(node)] = node.name
+            for source in node.input:
+                readers[source.lstrip("^").split(":")[0]].append(node.name)
+    found = []
+    for partition in metadata.partition_graphs:
+        for node in partition.node:
+            edge = _edge(node) if node.op == "_Send" else None
+            if edge is None or edge not in receivers or edge[1] == edge[2]:
+                continue
+            source = node.input[0]
+            control = "/ctrl/" in source  # the constant the runtime sends for a control edge
+            found.append(
+                Transfer(
+                    tensor=source if ":" in source else f"{source}:0",
+                    source=split_lane(edge[1])[0],
+                    destination=split_lane(edge[2])[0],
+                    bytes=0 if control else _tensor_bytes(graph, source, sizes),
+                    control=control,
+                    consumers=tuple(readers[receivers[edge]]),
+                )
+            )
+    return found
 
 
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:

@@ -1,0 +1,147 @@
+"""Cross-device transfers on remote sessions: what crosses devices, counted as in process.
+
+Real TF servers: `create_local_server()` in this process, and a `LocalCluster` of server
+processes for the ps/worker graphs of Géron's chapter 12 (Hands-On Machine Learning, 1st ed.).
+A transfer is a `_Send` of the partition graphs with its `_Recv` in another partition. A remote
+session also ends each fetch with a `_Send` from the master's device to itself (the client's
+side of the fetch); it has no `_Recv` in any partition and crosses nothing.
+"""
+
+import numpy as np
+import pytest
+from matplotlib.text import Annotation
+
+import devplace as dp
+from devplace.cluster import LocalCluster
+from devplace.plot import profile_figure
+from devplace.trace import read_trace
+
+pytestmark = pytest.mark.timeout(240)
+
+tf = dp.tf
+PS0, PS1 = (f"/job:ps/replica:0/task:{i}/device:CPU:0" for i in (0, 1))
+W0, W1 = (f"/job:worker/replica:0/task:{i}/device:CPU:0" for i in (0, 1))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Géron's cluster, smaller: two ps tasks, two workers (one CPU each)."""
+    with LocalCluster(ps=2, workers=2, start_timeout=120) as running:
+        yield running
+
+
+def crossings(report):
+    return sorted((t.tensor, t.source, t.destination, t.bytes) for t in report.transfers)
+
+
+def test_a_fetched_constant_crosses_nothing_remote_or_in_process():
+    # Remote, the partition graph is `c -> _send_c_0`, sent from the master's CPU:0 to
+    # itself for the client; in process, `c -> _retval_c_0_0`. Neither crosses a device.
+    server = tf.train.Server.create_local_server()
+    graph = tf.Graph()
+    with graph.as_default():
+        c = tf.constant([1.0, 2.0, 3.0], tf.float64, name="c")  # 24 bytes
+    for target in (server.target, None):
+        with dp.Session(target=target, graph=graph) as sess:
+            report = dp.placement(sess, c)
+        assert report.actual("c").endswith("/device:CPU:0")
+        assert (report.transfer_count, report.transfer_bytes) == (0, 0), target
+        assert "0 cross-device transfers, 0 bytes" in report.table()
+
+
+def test_the_ps_worker_graph_sends_four_tensors(cluster):
+    graph = tf.Graph()
+    with graph.as_default():  # as in the book, fetched through the ps
+        with tf.device("/job:ps"):
+            a = tf.Variable(1.0, name="a")
+        with tf.device("/job:worker"):
+            b = a + 2
+        with tf.device("/job:worker/task:1"):
+            c = a + b
+    with dp.Session(target=cluster.target("ps", 0), graph=graph) as sess:
+        sess.run(a.initializer)
+        report = dp.placement(sess, c)
+        assert dp.run(sess, c) == 4.0
+    assert (report.actual("a"), report.actual(b.op.name), report.actual(c.op.name)) == (
+        PS0,
+        W0,
+        W1,
+    )
+    # a/read goes to each worker, b from worker 0 to worker 1, and c from worker 1 to the
+    # master (the ps, where the session runs): four float32 scalars, each a _Send/_Recv pair.
+    # (Reported before: 5, the master's send of c to its own client counted too.)
+    assert crossings(report) == sorted(
+        [
+            ("a/read:0", PS0, W0, 4),
+            ("a/read:0", PS0, W1, 4),
+            (f"{b.op.name}:0", W0, W1, 4),
+            (f"{c.op.name}:0", W1, PS0, 4),
+        ]
+    )
+    assert "4 cross-device transfers, 16 bytes" in report.table()
+
+
+def replica_device_setter_graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        setter = tf.train.replica_device_setter(
+            ps_tasks=2, ps_device="/job:ps", worker_device="/job:worker"
+        )
+        with tf.device(setter):
+            v1 = tf.Variable(1.0, name="v1")  # /job:ps/task:0
+            v2 = tf.Variable(2.0, name="v2")  # /job:ps/task:1
+            v3 = tf.Variable(3.0, name="v3")  # /job:ps/task:0
+            s = v1 + v2  # /job:worker (task 0)
+            with tf.device("/task:1"):
+                p1 = 2 * s  # /job:worker/task:1
+                with tf.device("/cpu:0"):
+                    p2 = 3 * s  # /job:worker/task:1/cpu:0
+        init = tf.global_variables_initializer()
+    return graph, init, [v1, v2, v3, s, p1, p2]
+
+
+def test_the_replica_device_setter_graph_sends_seven_tensors(cluster):
+    graph, init, fetches = replica_device_setter_graph()
+    v1, v2, v3, s, p1, p2 = fetches
+    with dp.Session(target=cluster.target("ps", 0), graph=graph) as sess:
+        sess.run(init)
+        report = dp.placement(sess, fetches)
+        np.testing.assert_allclose(dp.run(sess, fetches), [1, 2, 3, 3, 6, 9])
+    assert [report.actual(n) for n in ("v1", "v2", "v3")] == [PS0, PS1, PS0]
+    assert [report.actual(t.op.name) for t in (s, p1, p2)] == [W0, W1, W1]
+    # s reads v1 (ps 0) and v2 (ps 1) on worker 0: 2; p1 and p2 read s on worker 1: 1 (one
+    # tensor, one pair, whatever its readers). The master is ps 0: of the six fetches, v1 and
+    # v3 are there already; v2, s, p1, p2 come to it: 4. Seven float32 scalars, 28 bytes.
+    # (Reported before: 13 and 36 B, each fetch's send to the client counted too.)
+    assert crossings(report) == sorted(
+        [
+            ("v1/read:0", PS0, W0, 4),
+            ("v2/read:0", PS1, W0, 4),
+            (f"{s.op.name}:0", W0, W1, 4),
+            (f"{s.op.name}:0", W0, PS0, 4),
+            ("v2:0", PS1, PS0, 4),
+            (f"{p1.op.name}:0", W1, PS0, 4),
+            (f"{p2.op.name}:0", W1, PS0, 4),
+        ]
+    )
+    assert "7 cross-device transfers, 28 bytes" in report.table()
+
+
+def arrows(fig):
+    (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
+    return [t for t in ax.texts if isinstance(t, Annotation)]
+
+
+def test_a_remote_profile_draws_the_transfers_its_title_counts(cluster, tmp_path):
+    graph, init, fetches = replica_device_setter_graph()
+    with dp.Session(target=cluster.target("ps", 0), graph=graph) as sess:
+        sess.run(init)
+        profile = dp.run_profile(sess, fetches)
+    saved = read_trace(dp.save_profile(tmp_path / "remote.json", profile))
+    for trace in (profile.run.trace, saved):
+        assert trace.transfer_count == 7 and trace.transfer_bytes == 28
+        assert trace.devices == [PS0, PS1, W0, W1]
+        assert all(0 <= sent <= received <= trace.makespan_us for sent, received in trace.spans)
+        fig, _ = profile_figure(trace)
+        assert "7 transfers (28 B)" in " ".join(fig.axes[0].get_title().split())
+        assert len(arrows(fig)) == 7
