@@ -1,0 +1,159 @@
+"""A normal run prints none of TensorFlow's C++ log, in Python and in Julia; errors still carry
+TensorFlow's words, the placement log and GPU diagnosis still work, and `DEVPLACE_TF_LOG=1`
+shows the raw log.
+
+Each case runs in a fresh process (TensorFlow loads once per process, and what it prints while
+loading is the point), with the environment of a user who set neither `TF_CPP_MIN_LOG_LEVEL`
+nor `DEVPLACE_TF_LOG`.
+"""
+
+import ast
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import HAS_GPU
+from julia_runner import REPO, run_julia
+
+# absl's prefix ("I0000 00:00:1795461485.725425    6349 profiler_session.cc:117] "), its
+# pre-InitializeLog banner, and cpu_feature_guard's unprefixed second line.
+TF_LOG = re.compile(
+    r"^[IWEF]\d{4} \d\d:\d\d:[\d.]+ +\d+ \S+:\d+\] "
+    r"|absl::InitializeLog|^To enable the following instructions",
+    re.MULTILINE,
+)
+
+# The import order that used to load TensorFlow before devplace could quiet it: a name whose
+# module imports TensorFlow internals, taken first.
+PROFILE_SCRIPT = """
+from devplace import run_profile, save_profile
+import devplace as dp
+
+with dp.cpu(0):
+    a = dp.constant(2.0)
+    b = a * 3.0
+sess = dp.Session()
+profile = run_profile(sess, b, repeat=3)
+print("value", profile.values, "runs", len(profile.step_times_us))
+save_profile({path!r})
+logged = dp.Session(log_placement=True)
+logged.run(b)
+print("placement", len(dp.placement_log(logged)))
+"""
+
+
+def user_env(**extra: str) -> dict[str, str]:
+    """The environment of a user who set nothing about TensorFlow's log."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "DEVPLACE_TF_LOG")
+    }
+    return env | extra
+
+
+def python(args: list[str], **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=user_env(**extra),
+    )
+
+
+def tf_log(done: subprocess.CompletedProcess) -> list[str]:
+    """TensorFlow's log lines on the process's stdout and stderr."""
+    return [line for line in (done.stdout + "\n" + done.stderr).splitlines() if TF_LOG.search(line)]
+
+
+def test_only_devplace_tf_imports_tensorflow():
+    # A module importing TensorFlow when it loads may load it before devplace._tf can quiet it
+    # (the demo printed 58 lines that way): TF internals come from devplace._tf. Imports inside
+    # functions run after their module's imports, devplace._tf among them.
+    package = REPO / "python" / "devplace"
+    direct = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "_tf.py" and path.parent == package:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(name.split(".")[0] == "tensorflow" for name in names):
+                direct.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert direct == [], "import these from devplace._tf instead"
+
+
+def test_devplace_demo_prints_no_tensorflow_log(tmp_path):
+    done = python(["-m", "devplace", "demo", "--out", str(tmp_path / "demo"), "--repeat", "1"])
+    assert done.returncode == 0, done.stderr
+    assert tf_log(done) == []
+    assert "cross-device transfers" in done.stdout
+    assert (tmp_path / "demo" / "colocate.png").stat().st_size > 0
+
+
+def test_script_with_run_profile_prints_no_tensorflow_log_and_keeps_the_placement_log(tmp_path):
+    trace = tmp_path / "timeline.json"
+    done = python(["-c", PROFILE_SCRIPT.format(path=str(trace))])
+    assert done.returncode == 0, done.stderr
+    assert tf_log(done) == []
+    assert "value 6.0 runs 3" in done.stdout
+    assert trace.stat().st_size > 0
+    # log_placement still captures TF's placement lines, and echoes them (the log asked for).
+    assert "placement 3" in done.stdout
+    assert re.search(r"^mul: \(Mul\): /job:localhost/\S+/device:CPU:0$", done.stderr, re.M)
+
+
+def test_devplace_tf_log_shows_tensorflows_raw_log(tmp_path):
+    done = python(["-c", PROFILE_SCRIPT.format(path=str(tmp_path / "t.json"))], DEVPLACE_TF_LOG="1")
+    assert done.returncode == 0, done.stderr
+    lines = tf_log(done)
+    assert any("absl::InitializeLog" in line for line in lines), done.stderr
+    # TF's profiler says so at each of the three traced runs.
+    assert sum("Profiler session started" in line for line in lines) >= 3, done.stderr
+
+
+def test_errors_still_carry_tensorflows_message():
+    done = python(
+        [
+            "-c",
+            "import devplace as dp, numpy as np\n"
+            "x = dp.placeholder(dp.tf.float32, [2])\n"
+            "checked = dp.tf.debugging.check_numerics(x, 'x is bad')\n"
+            "dp.run(dp.Session(), checked, {x: np.array([1.0, np.nan])})\n",
+        ]
+    )
+    assert done.returncode == 1
+    assert tf_log(done) == []
+    last = done.stderr.strip().splitlines()[-1]
+    assert "InvalidArgumentError" in last or "InvalidArgumentError" in done.stderr
+    assert "x is bad : Tensor had NaN values" in done.stderr
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU diagnosis; this machine has a GPU")
+def test_gpu_diagnosis_still_quotes_tensorflow():
+    done = python(["-m", "devplace", "devices"])
+    assert done.returncode == 0, done.stderr
+    assert tf_log(done) == []
+    assert "no GPU:" in done.stdout
+    # TensorFlow's own words, without its log prefix (what it says depends on the build).
+    if "CPU-only build" not in done.stdout:
+        assert "TensorFlow: " in done.stdout, done.stdout
+
+
+def test_julia_session_prints_no_tensorflow_log(monkeypatch):
+    for name in ("TF_CPP_MIN_LOG_LEVEL", "DEVPLACE_TF_LOG"):
+        monkeypatch.delenv(name, raising=False)
+    done = run_julia(
+        ["-e", "using DevPlace; sess = Session(); println(run(sess, constant(1.0) + 1))"],
+        cwd=REPO,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2.0"
+    assert tf_log(done) == []
