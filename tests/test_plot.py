@@ -10,7 +10,7 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.text import Text
+from matplotlib.text import Annotation, Text
 from trace_builders import hand_trace, process
 from trace_builders import op as trace_op
 
@@ -148,6 +148,36 @@ def test_compare_busy_time_and_makespan_of_known_traces(tmp_path):
     assert all(lanes(ax) == ["/device:CPU:0", "/device:CPU:1"] for ax in timelines)
     assert timelines[0].get_xlim() == timelines[1].get_xlim()  # one time scale
     assert "busy /device:CPU:1      10 µs (25%)  30 µs (50%)" in comparison.table()
+
+
+def test_every_counted_transfer_is_one_arrow(traces):
+    for path in traces:
+        fig, trace = profile_figure(path)
+        (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
+        drawn = [t for t in ax.texts if isinstance(t, Annotation)]
+        assert trace.transfer_count > 0
+        assert len(drawn) == trace.transfer_count
+        assert f"{trace.transfer_count} transfers" in " ".join(ax.get_title().split())
+
+
+def test_one_time_unit_per_picture_for_the_axis_and_the_makespan():
+    # a 3 s step: the axis and the title's makespan both in s (the axis was in ms before)
+    slow = {
+        "traceEvents": [
+            process(1, "/device:CPU:0 Compute"),
+            trace_op(1, "a", 0, 1_000_000),
+            trace_op(1, "b", 1_000_000, 2_000_000),
+        ]
+    }
+    fig, trace = profile_figure(slow)
+    assert trace.makespan_us == 3e6
+    (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
+    assert ax.get_xlabel() == "time since the first op started (s)"
+    assert "makespan 3 s" in ax.get_title()
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert "3" in ticks and "3000" not in ticks
+    assert lanes(ax) == ["/device:CPU:0"]
+    assert ax.get_yticklabels()[0].get_text().endswith("busy 3 s")
 
 
 def test_unknown_bytes_show_as_question_marks():

@@ -108,13 +108,29 @@ def test_every_view_of_one_traced_run_agrees():
     assert report.transfers is run.transfers
     (data,) = [t for t in run.transfers if not t.control]
     assert (data.tensor, data.source, data.destination, data.bytes) == ("y:0", OTHER, CPU0, 4000)
+    assert data.consumers == ("z",)  # the op on CPU:0 that read it
     stats = run.op_stats()
     assert (stats["y"].device, stats["y"].op_type, stats["y"].output_bytes) == (OTHER, "Sin", 4000)
     trace = run.trace
     assert trace.devices == sorted([CPU0, OTHER])
     assert {op.name: op.device for op in trace.ops}["y"] == OTHER
-    assert trace.transfers == run.transfers
+    assert set(stats.values()) <= set(trace.ops)  # the statistics are the trace's ops
+    assert trace.transfers is run.transfers
     assert trace.makespan_us == run.step_time_us
+    # y leaves CPU:1 when it ends and arrives when z starts
+    assert trace.spans[trace.transfers.index(data)] == (stats["y"].end_us, stats["z"].start_us)
+    # the saved trace reads back to the same facts
+    again = read_trace(json.loads(json.dumps(run.chrome_trace())))
+    assert (again.devices, again.ops, again.transfers) == (
+        trace.devices,
+        trace.ops,
+        trace.transfers,
+    )
+    assert (again.spans, again.makespan_us, again.exact_transfers) == (
+        trace.spans,
+        trace.makespan_us,
+        True,
+    )
     assert run.values == pytest.approx(1000 * 0.8414709848)
 
 
