@@ -35,6 +35,18 @@ EXPECTED = {
     "control_dependencies": ['x waits for: ["Const", "add"]', "z = 7.0"],
     "cluster_ps_workers": ["restored the checkpoint of step 3", "step 8: loss = "],
     "thread_pools": ["inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1"],
+    # one GPU split into four logical ones; without a GPU, soft placement and saying so
+    "virtual_gpus": [
+        "tower3/bn3/update_moving_mean ran on /device:CPU:0",
+        *(
+            ["w2: requested /device:GPU:2, ran on /device:GPU:2", "/device:GPU:3 ("]
+            if HAS_GPU
+            else [
+                "no GPU here: soft placement runs every /gpu:i op on the CPU",
+                "tower 3 ran on /device:CPU:0 (",
+            ]
+        ),
+    ],
 }
 
 
@@ -51,6 +63,12 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     for line in EXPECTED[path.stem]:
         assert line in done.stdout, (line, done.stdout[-3000:])
+    if path.stem == "virtual_gpus":
+        before, after = re.search(r"loss (\S+) before, (\S+) after", done.stdout).groups()
+        assert float(after) < float(before), done.stdout
+        towers = re.findall(r"^tower (\d) ran on (.*)$", done.stdout, re.M)
+        on_gpu = [f"/device:GPU:{i} (" in ran for i, ran in towers]
+        assert len(towers) == 4 and on_gpu == [HAS_GPU] * 4, done.stdout
     if path.stem == "colocate_gradients":
         for name in ("true.json", "false.json"):
             trace = json.loads((tmp_path / name).read_text())

@@ -67,7 +67,9 @@ def _value(name: str, value: Any) -> str:
     if value is None:
         return "none (one per GPU)" if name == "virtual_gpus" else "TensorFlow default"
     if name == "virtual_gpus":
-        return " and ".join(f"{list(sizes)} MiB on GPU:{i}" for i, sizes in enumerate(value))
+        return " and ".join(
+            f"{list(sizes)} MiB on physical GPU {i}" for i, sizes in enumerate(value)
+        )
     return str(round(value, 6) if isinstance(value, float) else value)
 
 

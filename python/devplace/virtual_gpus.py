@@ -122,15 +122,19 @@ def _no_gpu_reason() -> str:
     )
 
 
-def set_virtual_gpus(proto: Any, request: int | tuple[int, ...]) -> None:
+def set_virtual_gpus(
+    proto: Any, request: int | tuple[int, ...], totals: list[int | None] | None = None
+) -> None:
     """Write `request`'s logical GPUs into `proto` (a `ConfigProto`), one entry per GPU.
 
+    `totals` are the GPUs' memory in MiB (default: `gpu_memory_mib()`, this machine's).
     `gpu_memory_fraction` (already in `proto`) sets the share a count divides, and is then
     cleared: TensorFlow refuses it beside virtual devices. Without a GPU: `NoGpuError`, or
     with soft placement a `NoGpuWarning` and nothing set.
     """
     hidden = "GPU" in proto.device_count
-    totals = [] if hidden and proto.device_count["GPU"] == 0 else gpu_memory_mib()
+    if totals is None:
+        totals = [] if hidden and proto.device_count["GPU"] == 0 else gpu_memory_mib()
     if hidden and proto.device_count["GPU"] < max(1, len(totals)):
         raise SessionOptionError(
             "gpus",

@@ -108,14 +108,15 @@ constant(value; dtype = julia_dtype(value), kwargs...) =
     dpcall("constant", value; dtype = dtype, kwargs...)
 
 """
-    placeholder(dtype; shape=nothing, kwargs...) -> PyObject
+    placeholder(dtype; shape=(), kwargs...) -> PyObject
     placeholder(value; kwargs...) -> PyObject
 
-A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype.
+A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype. As in
+ADCME, it is a scalar unless `shape` says otherwise (`shape=[nothing, 3]`; `nothing`: unknown).
 Given a Julia number or array instead (as in ADCME), a placeholder with that value as its
 default, of the value's type and size.
 """
-function placeholder(dtype; shape = nothing, kwargs...)
+function placeholder(dtype; shape = (), kwargs...)
     dtype isa Type && !(dtype <: WireNumber) && wrong_argument("placeholder", "dtype", dtype,
         "a numeric Julia type, a TF dtype or a dtype name",
         "placeholder(Float32; shape=[2, 3]), placeholder(tf.int64) or placeholder(\"float32\")")
@@ -168,6 +169,9 @@ const SESSION_OPTIONS = Dict(
     :allow_growth => ("true, false or nothing", x -> x === nothing || x isa Bool, "true"),
     :cpus => COUNT, :gpus => COUNT, :inter => COUNT, :intra => COUNT,
     :gpu_memory_fraction => ("a number or nothing", x -> x === nothing || is_real(x), "0.4"),
+    :virtual_gpus => ("a count, a vector of MiB, or nothing",
+                      x -> x === nothing || x isa Integer && !(x isa Bool) ||
+                           x isa AbstractVector{<:Integer}, "4"),
     :timeout => ("a number of seconds or nothing", x -> x === nothing || is_real(x), "30"),
     :target => ("a string or nothing", x -> x === nothing || x isa AbstractString,
                 "\"grpc://localhost:2222\""))
@@ -254,11 +258,15 @@ placement_log(sess::PyObject) = dpcall("placement_log", sess)
 placement_log(sess) = not_a_session("placement_log", sess)
 
 """
-    get_collection(key)
+    get_collection(name)
+    get_collection()
 
-The graph collection `key` (e.g. `UPDATE_OPS`), as a vector.
+As in ADCME: the graph collection `name` when it is one (`UPDATE_OPS`, `TRAINABLE_VARIABLES`,
+any key in use), else the trainable variables whose names match the regular expression `name`
+(`get_collection("my_collect")` finds `my_collect1`); with no name, every trainable variable.
 """
-get_collection(key) = dpcall("get_collection", key)
+get_collection(name::Union{AbstractString,Nothing,Missing} = nothing) =
+    semantics("get_collection", name === missing ? nothing : String(name))
 
 """
     UPDATE_OPS
