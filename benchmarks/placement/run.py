@@ -27,7 +27,7 @@ import numpy as np
 
 from devplace.autoplacer import Problem, simulate
 from devplace.autoplacer.placers import BASELINES, DEFAULT_BUDGET_S, PLACERS, Solution
-from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_OPS
+from devplace.autoplacer.placers.exhaustive import MAX_EXHAUSTIVE_GROUPS
 from devplace.autoplacer.placers.milp import milp_placement
 from devplace.autoplacer.strategies import choose, place
 from devplace.autoplacer.workloads import random_layered, shared_workloads, small_graphs
@@ -164,7 +164,7 @@ EXACT = ("exhaustive", "milp")
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The issue's benchmark targets, each with the numbers that decide it."""
     out = []
-    small = [w for w in results["workloads"] if w["ops"] <= MAX_EXHAUSTIVE_OPS and w["optimum"]]
+    small = [w for w in results["workloads"] if w["ops"] <= MAX_EXHAUSTIVE_GROUPS and w["optimum"]]
     worst = max(small, key=lambda w: best_placer(w)[1] / w["optimum"])
     name, value = best_placer(worst)
 
@@ -182,7 +182,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         }
     )
     for w in results["workloads"]:
-        if w["ops"] <= MAX_EXHAUSTIVE_OPS:
+        if w["ops"] <= MAX_EXHAUSTIVE_GROUPS:
             continue
         by = {r["placer"]: r for r in w["rows"]}
         auto = by["auto"]

@@ -15,6 +15,7 @@ from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Probl
 from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.placers.single import all_on
+from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 
@@ -30,7 +31,8 @@ class AutoPlacement:
     step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
     "single:<device>"), and `predicted` their predicted times. `strategy` names what made the
     result (the placer `auto` chose, "single:<device>", or with `verify` the fastest
-    measured); `asked` the strategy asked for.
+    measured); `asked` the strategy asked for; `notes` what `autoplace` did on its own (e.g.
+    profiling the devices).
     """
 
     devices: dict[str, str]
@@ -43,6 +45,7 @@ class AutoPlacement:
     measured: dict[str, float] = field(default_factory=dict)
     predicted: dict[str, float] = field(default_factory=dict)
     asked: str = "auto"
+    notes: list[str] = field(default_factory=list)
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
@@ -146,6 +149,47 @@ def _measure(
             op._set_device(dev)
 
 
+def _check_verify(verify: object, runs: object, session: Any) -> None:
+    """`verify` and `runs` are integers (>= 0, >= 1), and `verify` comes with a session."""
+    for key, value, low in (("verify", verify, 0), ("runs", runs, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise AutoPlacementError(
+                f"autoplace({key}={value!r}): expected an integer >= {low}; hint: e.g. {key}=3"
+            )
+    if verify and session is None:
+        raise AutoPlacementError(
+            f"autoplace(verify={verify!r}) measures candidates on real devices; "
+            "hint: pass session=sess (a session of the graph)"
+        )
+
+
+def _not_slower_than_one_device(
+    problem: Problem, assignment: np.ndarray, label: str, singles: dict[str, np.ndarray]
+) -> tuple[np.ndarray, str]:
+    """`assignment`, or the best single-device placement that fits when predicted faster."""
+    makespan = simulate(problem, assignment).makespan
+    fits = [(s.makespan, k) for k, a in singles.items() if (s := simulate(problem, a)).feasible]
+    best = min(fits, default=None)
+    if best is not None and best[0] < makespan:
+        return singles[best[1]], best[1]
+    return assignment, label
+
+
+def _verified(
+    problem: Problem,
+    candidates: dict[str, np.ndarray],
+    measure: Callable[[list[str]], float],
+) -> tuple[str, dict[str, float], dict[str, float]]:
+    """The fastest measured candidate's label, and every candidate's measured and predicted
+    step time."""
+    measured: dict[str, float] = {}
+    predicted: dict[str, float] = {}
+    for key, a in candidates.items():
+        predicted[key] = simulate(problem, a).makespan
+        measured[key] = measure([problem.devices[j].name for j in a])
+    return min(measured, key=measured.__getitem__), measured, predicted
+
+
 def autoplace(
     fetches: Any,
     devices: Sequence[str],
@@ -163,10 +207,12 @@ def autoplace(
 ) -> AutoPlacement:
     """Place the ops `fetches` need on `devices`, minimising the simulated step time.
 
+    fetches: what `dp.placement` takes (a tensor, op or name, or lists and dicts of them);
     cost: a `CostModel` (per-device profiles, links, speed factors, device concurrency);
-    profile: a `dp.run_profile(..., repeat=N)` result giving measured op times and sizes
-    (without either, a static estimate from shapes is used); memory: caps in bytes per device
-    name; strategy: see `devplace.autoplacer.strategies.place`; budget: seconds for the search.
+    profile: a `dp.run_profile(..., repeat=N)` result giving measured op times and sizes;
+    without either, with `session`, the devices are profiled (`AutoPlacement.notes` says so;
+    cached for the graph), else a static estimate from shapes is used. memory: caps in bytes
+    per device name; strategy: see `devplace.autoplacer.strategies.place`; budget: seconds.
 
     Every single-device placement is scored under the same model; with `strategy="auto"` the
     result is never one predicted slower than the best of them that fits in memory. With
@@ -176,47 +222,27 @@ def autoplace(
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
-    for key, value, low in (("verify", verify, 0), ("runs", runs, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise AutoPlacementError(
-                f"autoplace({key}={value!r}): expected an integer >= {low}; hint: e.g. {key}=3"
-            )
-    if verify and session is None:
-        raise AutoPlacementError(
-            f"autoplace(verify={verify!r}) measures candidates on real devices; "
-            "hint: pass session=sess (a session of the graph)"
-        )
+    _check_verify(verify, runs, session)
     t0 = time.perf_counter()
     graph = graph if graph is not None else getattr(session, "graph", None)
+    notes: list[str] = []
+    if session is not None and profile is None and (cost is None or cost.profiles is None):
+        cost = profiled_cost(session, fetches, devices, feed, cost, notes)
     problem, ops = problem_from_graph(
-        fetches,
-        devices,
-        cost=cost,
-        profile=profile,
-        graph=graph,
-        memory=memory,
-        respect_pins=respect_pins,
+        fetches, devices, cost, profile, graph, memory, respect_pins=respect_pins
     )
     choice = choose(problem, strategy, budget)
-    assignment = choice.assignment
+    assignment, label = choice.assignment, choice.placer
     singles = _singles(problem)
-    single_s = {label: simulate(problem, a) for label, a in singles.items()}
-    label = choice.placer
     if strategy == "auto":
-        schedule = simulate(problem, assignment)
-        fits = [(s.makespan, k) for k, s in single_s.items() if s.feasible]
-        best = min(fits, default=None)
-        if best is not None and best[0] < schedule.makespan:
-            assignment, label = singles[best[1]], best[1]
+        assignment, label = _not_slower_than_one_device(problem, assignment, label, singles)
     measured: dict[str, float] = {}
     predicted: dict[str, float] = {}
     if verify:
-        candidates = {**_candidates(problem, assignment, label, int(verify)), **singles}
-        for key, a in candidates.items():
-            names = [problem.devices[j].name for j in a]
-            predicted[key] = simulate(problem, a).makespan
-            measured[key] = _measure(session, fetches, feed, ops, names, runs)
-        label = min(measured, key=measured.__getitem__)
+        candidates = {**_candidates(problem, assignment, label, verify), **singles}
+        label, measured, predicted = _verified(
+            problem, candidates, lambda names: _measure(session, fetches, feed, ops, names, runs)
+        )
         assignment = candidates[label]
     schedule = simulate(problem, assignment)
     return AutoPlacement(
@@ -226,8 +252,11 @@ def autoplace(
         problem=problem,
         schedule=schedule,
         seconds=time.perf_counter() - t0,
-        single_device={k[len("single:") :]: s.makespan for k, s in single_s.items()},
+        single_device={
+            k[len("single:") :]: simulate(problem, a).makespan for k, a in singles.items()
+        },
         measured=measured,
         predicted=predicted,
         asked=strategy,
+        notes=notes,
     )

@@ -30,8 +30,12 @@ __all__ = [
     "DeviceProfiles",
     "Link",
     "device_kind",
+    "crossing_costs",
     "fit_crossings",
     "fit_link",
+    "session_target",
+    "task_of",
+    "task_pair",
 ]
 
 
@@ -87,15 +91,12 @@ def fit_link(nbytes: Sequence[float], times_us: Sequence[float], name: str = "me
     return Link(name, alpha=float(coef[0]), beta=float(coef[1] / scale))
 
 
-def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu") -> Link:
-    """The CPU <-> GPU link from chains measured with and without crossings (`link_cpu_gpu`).
+def crossing_costs(records: Sequence[Mapping[str, float]]) -> tuple[list[float], np.ndarray]:
+    """Sizes and per-crossing costs (µs, >= 0) of chains measured with and without crossings.
 
     Each record has `bytes`, `same_chain_us` (a chain of ops on one device), `cross_chain_us`
     (the same chain alternating devices) and `crossings`; a crossing costs the difference over
-    the number of crossings, which includes the host's copy set-up and the synchronisation a
-    step waits for, not only the wire. Those costs are the link's `points`: crossings are not
-    affine in size (pageable host copies make mid sizes dear), so an alpha + beta fit misses
-    them by half at 1 MiB. `alpha` is the cheapest crossing; `beta` comes from `fit_link`.
+    the number of crossings.
     """
     try:
         sizes = [float(r["bytes"]) for r in records]
@@ -103,15 +104,50 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
     except (KeyError, TypeError, ZeroDivisionError) as err:
         raise AutoPlacementError(
             f"crossing records need bytes, same_chain_us, cross_chain_us and crossings > 0 "
-            f"({err!r}); hint: pass the `link_cpu_gpu` list of a measurements file"
+            f"({err!r}); hint: pass the `link_cpu_gpu` list of a measurements file, or "
+            "`measure_link`'s records"
         ) from None
-    costs = np.maximum(per, 0.0)
+    return sizes, np.maximum(per, 0.0)
+
+
+def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu") -> Link:
+    """The CPU <-> GPU link from chains measured with and without crossings (`link_cpu_gpu`).
+
+    A crossing's cost (`crossing_costs`) includes the host's copy set-up and the
+    synchronisation a step waits for, not only the wire. Those costs are the link's `points`:
+    crossings are not affine in size (pageable host copies make mid sizes dear), so an
+    alpha + beta fit misses them by half at 1 MiB. `alpha` is the cheapest crossing; `beta`
+    comes from `fit_link`.
+    """
+    sizes, costs = crossing_costs(records)
     fitted = fit_link(sizes, costs, name)
     by_size: dict[float, list[float]] = {}
     for size, cost in zip(sizes, costs.tolist(), strict=True):
         by_size.setdefault(size, []).append(cost)  # repeated sizes: their mean
     points = tuple((size, statistics.fmean(c)) for size, c in sorted(by_size.items()))
     return Link(name, alpha=float(costs.min()), beta=fitted.beta, points=points)
+
+
+def task_of(name: str) -> str | None:
+    """The `/job:J/task:T` part of a device name (replica left out), or None for a local one."""
+    from devplace.devices import parse_device
+
+    dev = parse_device(name)
+    if dev.job is None:
+        return None
+    return f"/job:{dev.job}/task:{dev.task or 0}"
+
+
+def session_target(sess: Any) -> str:
+    """A session's target as text (`grpc://host:port`; "" for an in-process session)."""
+    target = getattr(sess, "sess_str", "") or ""
+    return target.decode() if isinstance(target, bytes) else str(target)
+
+
+def task_pair(a: str, b: str) -> tuple[str, str]:
+    """The key of the link between tasks (or devices of tasks) `a` and `b` in `task_links`."""
+    ta, tb = task_of(a) or a, task_of(b) or b
+    return (ta, tb) if ta <= tb else (tb, ta)
 
 
 def device_kind(name: str) -> str:
@@ -131,8 +167,11 @@ class DeviceProfiles:
     """Measured op times per device kind: `{device: {op: {"us", "bytes", "type", "device"}}}`.
 
     One profile per device kind (the graph run whole on `/device:CPU:0`, on `/device:GPU:0`,
-    ...); it serves every device of that type. An entry whose `device` is another device
-    records that soft placement moved the op there: it has no kernel on the profiled kind.
+    ...); it serves every device of that type. Devices of servers (`/job:J/task:T/...`) may
+    each have their own: a device takes the profile of its own name, else the one `shared`
+    names for it (a task of the same kind and cores), else one of its task and type, else the
+    first of its type. An entry whose `device` is another device records that soft placement
+    moved the op there: it has no kernel on the profiled kind.
 
     Fallback rule, for an op the profile of a kind lacks: its time on a profiled kind times the
     median ratio (this kind / that kind) of the ops of the same type measured on both, else of
@@ -140,7 +179,11 @@ class DeviceProfiles:
     estimate).
     """
 
-    def __init__(self, profiles: Mapping[str, Mapping[str, Mapping[str, Any]]]):
+    def __init__(
+        self,
+        profiles: Mapping[str, Mapping[str, Mapping[str, Any]]],
+        shared: Mapping[str, str] | None = None,
+    ):
         from devplace.devices import canonical_device
 
         if not profiles:
@@ -154,7 +197,17 @@ class DeviceProfiles:
                         'hint: entries look like {"us": 12.5, "bytes": 4096, "type": "MatMul"}'
                     )
         self.profiles = {canonical_device(dev): dict(ops) for dev, ops in profiles.items()}
-        self._by_type = {_device_type(dev): dev for dev in self.profiles}
+        #: device -> the profiled device whose profile it uses (same kind and cores)
+        self.shared = {canonical_device(k): canonical_device(v) for k, v in (shared or {}).items()}
+        unknown = sorted(set(self.shared.values()) - set(self.profiles))
+        if unknown:
+            raise AutoPlacementError(
+                f"DeviceProfiles: shared names devices without a profile: {unknown}; "
+                f"hint: one of {sorted(self.profiles)}"
+            )
+        self._by_type: dict[str, str] = {}
+        for dev in self.profiles:
+            self._by_type.setdefault(_device_type(dev), dev)
         self._ratios: dict[tuple[str | None, str, str], float] = {}
 
     @classmethod
@@ -179,27 +232,44 @@ class DeviceProfiles:
                 f"{str(path)!r} has no 'profiles' object; hint: save it with "
                 "DeviceProfiles.save, or name the model of a measurements file"
             )
-        return cls(data["profiles"])
+        return cls(data["profiles"], data.get("shared"))
 
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write the profiles as JSON (atomically); returns the path."""
         from devplace.atomic import write_text
 
-        write_text(path, json.dumps({"profiles": self.profiles}, indent=1) + "\n")
+        data = {"profiles": self.profiles, "shared": self.shared}
+        write_text(path, json.dumps(data, indent=1) + "\n")
         return os.fspath(path)
 
     def kinds(self) -> list[str]:
         """The profiled device types ("CPU", "GPU", ...)."""
         return sorted(self._by_type)
 
-    def _entry(self, op: str, dtype: str) -> Mapping[str, Any] | None:
-        dev = self._by_type.get(dtype)
+    def profile_of(self, device: str) -> str | None:
+        """The profiled device whose profile serves `device` (None: its kind was never profiled)."""
+        from devplace.devices import canonical_device
+
+        name = canonical_device(device)
+        if name in self.profiles:
+            return name
+        if name in self.shared:
+            return self.shared[name]
+        dtype, task = _device_type(name), task_of(name)
+        if task is not None:
+            for dev in self.profiles:
+                if task_of(dev) == task and _device_type(dev) == dtype:
+                    return dev
+        return self._by_type.get(dtype)
+
+    def _entry(self, op: str, device: str) -> Mapping[str, Any] | None:
+        dev = self.profile_of(device)
         return None if dev is None else self.profiles[dev].get(op)
 
     def runs_on(self, op: str, device: str) -> bool | None:
         """False when the profile of `device`'s kind shows `op` moved elsewhere; None: unknown."""
         dtype = _device_type(device)
-        entry = self._entry(op, dtype)
+        entry = self._entry(op, device)
         if entry is None or "device" not in entry:
             return None
         return _device_type(str(entry["device"])) == dtype
@@ -217,7 +287,9 @@ class DeviceProfiles:
         both = [
             k
             for k in a
-            if k in b and self.runs_on(k, to) is not False and self.runs_on(k, frm) is not False
+            if k in b
+            and self.runs_on(k, self._by_type[to]) is not False
+            and self.runs_on(k, self._by_type[frm]) is not False
         ]
         same = [k for k in both if a[k].get("type") == op_type]
         pick = same or both
@@ -232,14 +304,14 @@ class DeviceProfiles:
         dtype = _device_type(device)
         if dtype not in self._by_type:
             return None
-        entry = self._entry(op, dtype)
+        entry = self._entry(op, device)
         if entry is not None and self.runs_on(op, device) is not False:
             return float(entry["us"])
         for other in self.kinds():
             if other == dtype:
                 continue
-            got = self._entry(op, other)
-            if got is not None and self.runs_on(op, "/device:" + other + ":0") is not False:
+            got = self._entry(op, self._by_type[other])
+            if got is not None and self.runs_on(op, self._by_type[other]) is not False:
                 key = (op_type, dtype, other)
                 if key not in self._ratios:
                     self._ratios[key] = self._ratio(*key)
@@ -267,6 +339,15 @@ class CostModel:
     `profiles` (a `DeviceProfiles`) gives each op its measured time per device kind; speed
     factors then apply only to kinds it lacks (relative to its first kind). Without profiles,
     one time per op (a `dp.run_profile` result or a static estimate) is scaled by `speeds`.
+
+    Servers (devices named `/job:J/task:T/...`): `task_links` maps a pair of tasks (`task_pair`)
+    to the link between them (`measure_link`), `task_link` serves the pairs it lacks (None: the
+    kind rules above); `task_threads` gives each task's inter-op pool (its cores): the task's
+    CPU devices share that many threads; `task_step_us` is the master's fixed work per task a
+    step involves, added to the step time once per task that runs an op; `step_us` is added
+    once per step (see `devplace.autoplacer.measure`). `master`: the task the client talks
+    to; a fed placeholder on another task waits for its tensor to cross from the master's
+    task, a fetched op on another task sends its output there (both over `task_links`).
     """
 
     link: Link = PCIE
@@ -281,6 +362,12 @@ class CostModel:
     op_overhead_us: float = 0.0
     dma_copies: bool = False
     profiles: DeviceProfiles | None = None
+    task_links: Mapping[tuple[str, str], Link] = field(default_factory=dict)
+    task_link: Link | None = None
+    task_threads: Mapping[str, int] = field(default_factory=dict)
+    task_step_us: float = 0.0
+    step_us: float = 0.0
+    master: str | None = None
 
     @classmethod
     def pcie(cls, **kw: object) -> CostModel:
@@ -342,6 +429,11 @@ class CostModel:
         """True when `link` has measured points (checking every other link is free or it)."""
         if not self.link.points:
             return False
+        if self.task_links or self.task_link is not None:
+            raise AutoPlacementError(
+                f"link {self.link.name!r} has measured points (µs per crossing), task links "
+                "count bytes; hint: give the CPU <-> accelerator link as fit_link's alpha + beta"
+            )
         others = [self.cpu_link, self.peer_link or self.link]
         if any(lk != self.link and (lk.alpha, lk.beta, lk.points) != (0, 0, ()) for lk in others):
             raise AutoPlacementError(
@@ -357,9 +449,13 @@ class CostModel:
         curve = self._curve()
         alpha, beta = np.zeros((d, d)), np.zeros((d, d))
         kinds = [device_kind(x) for x in devices]
+        tasks = [task_of(x) for x in devices]
         for i in range(d):
             for j in range(d):
                 if i == j:
+                    continue
+                if tasks[i] != tasks[j] and (lk := self._task_link(devices[i], devices[j])):
+                    alpha[i, j], beta[i, j] = lk.alpha, lk.beta
                     continue
                 if kinds[i] == kinds[j] == "cpu":
                     lk, k = self.cpu_link, 1.0
@@ -370,6 +466,25 @@ class CostModel:
                 unit = float(lk == self.link) if curve else lk.beta
                 alpha[i, j], beta[i, j] = k * lk.alpha, k * unit
         return alpha, beta
+
+    def _task_link(self, a: str, b: str) -> Link | None:
+        """The link between the tasks of devices `a` and `b` (None: none given)."""
+        found = self.task_links.get(task_pair(a, b), self.task_link)
+        if found is not None and found.points:
+            raise AutoPlacementError(
+                f"link {found.name!r} between tasks has measured points; task links are "
+                "alpha + beta * bytes; hint: fit them with fit_link or measure_link"
+            )
+        return found
+
+    def master_crossing(self, device: str, nbytes: float) -> float:
+        """µs to move `nbytes` between the master's task and `device`'s (0 on the same task,
+        without a master or without a link between them)."""
+        task = task_of(device)
+        if self.master is None or task is None or task == self.master:
+            return 0.0
+        found = self._task_link(self.master, device)
+        return 0.0 if found is None else float(found.time(nbytes))
 
     def compute(
         self,

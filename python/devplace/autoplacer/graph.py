@@ -43,7 +43,8 @@ class ProblemDevice:
     outgoing tensors queue on when `Problem.serial_links` (devices naming one channel share
     it), None for a channel of its own. `dma`: its transfers hold that channel only for the
     link's alpha (the host's per-transfer work); their bytes then move while the channel serves
-    the next transfer.
+    the next transfer. `host`: the server task it belongs to (None: the local process); see
+    `Problem.host_step_cost`.
     """
 
     name: str
@@ -53,11 +54,17 @@ class ProblemDevice:
     pool: str | None = None
     channel: str | None = None
     dma: bool = False
+    host: str | None = None
 
 
 @dataclass
 class Problem:
-    """Ops, edges, devices and costs of one placement problem (validated on creation)."""
+    """Ops, edges, devices and costs of one placement problem (validated on creation).
+
+    `host_step_cost`: what a step costs once per host (`ProblemDevice.host`) whose devices
+    run an op (the master's work per task it involves), and `step_cost` once per step; both
+    are added to the simulated step time.
+    """
 
     names: list[str]
     devices: list[ProblemDevice]
@@ -73,6 +80,8 @@ class Problem:
     serial_links: bool = True
     pool_capacity: dict[str, int] = field(default_factory=dict)
     name: str = "problem"
+    host_step_cost: float = 0.0
+    step_cost: float = 0.0
 
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
@@ -230,6 +239,13 @@ class Problem:
                     "devices; hint: give every member of a colocation group the same device"
                 )
         return a
+
+    def fixed_cost(self, assignment: np.ndarray) -> float:
+        """`step_cost` plus `host_step_cost` per host whose devices `assignment` uses."""
+        if not self.host_step_cost:
+            return self.step_cost
+        hosts = {self.devices[j].host for j in np.unique(assignment)}
+        return self.step_cost + self.host_step_cost * len(hosts - {None})
 
     def min_compute(self) -> np.ndarray:
         """Fastest time of each op over the devices it may use."""

@@ -1,14 +1,23 @@
-"""`profile_devices`: profile a graph once per device kind, for the measured cost model."""
+"""`profile_devices`: profile a graph on each device (or task) in turn, for the measured cost
+model; `profiled_cost`: what `autoplace(session=...)` uses when given no profile."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from devplace.autoplacer.cost import DeviceProfiles
+from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
 from devplace.devices import parse_device
 
-__all__ = ["profile_devices"]
+__all__ = ["profile_devices", "profiled_cost"]
+
+#: Per graph: (target, devices, fetched ops, fed names) -> the profiles and server facts
+#: measured for them (`CostModel` fields).
+_CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _cpus_needed(names: list[str]) -> int:
@@ -19,53 +28,149 @@ def _cpus_needed(names: list[str]) -> int:
     return max(cpus, default=0) + 1
 
 
+def _sharing(names: list[str], cores: Mapping[str, int] | None) -> dict[str, str]:
+    """device -> the earlier device whose profile it shares: another task's device of the same
+    type and index, whose task has as many `cores` (tasks missing from `cores` share nothing)."""
+    shared: dict[str, str] = {}
+    seen: dict[tuple[str | None, int | None, int], str] = {}
+    for name in names:
+        task, dev = task_of(name), parse_device(name)
+        if task is None or cores is None or task not in cores:
+            continue
+        key = (dev.device_type, dev.device_index, int(cores[task]))
+        if key in seen:
+            shared[name] = seen[key]
+        else:
+            seen[key] = name
+    return shared
+
+
+def _profile_on(
+    sess_or_graph: Any,
+    graph: Any,
+    fetches: Any,
+    name: str,
+    names: list[str],
+    feed: Any,
+    repeat: int,
+) -> dict[str, dict[str, Any]]:
+    """Per-op median times of `fetches` with every op of `graph` on `name` (soft placement,
+    graph rewriting off, variables initialised), in a fresh session on the same target."""
+    import devplace as dp
+    from devplace._tf import tf
+
+    for op in graph.get_operations():
+        op._set_device(name)
+    with graph.as_default():
+        inits = [v.initializer for v in tf.global_variables()]
+    target = session_target(sess_or_graph)
+    where = {"target": target} if target else {"cpus": _cpus_needed(names)}
+    with dp.Session(graph=graph, soft=True, optimize=False, **where) as sess:
+        if inits:
+            sess.run(inits)
+        prof = dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
+    return {
+        k: {"type": v.op_type, "device": v.device, "us": v.duration_us, "bytes": v.output_bytes}
+        for k, v in prof.op_stats.items()
+    }
+
+
 def profile_devices(
     sess_or_graph: Any,
     fetches: Any,
     devices: Sequence[str] = ("/device:CPU:0", "/device:GPU:0"),
     feed: Any = None,
     repeat: int = 7,
+    cores: Mapping[str, int] | None = None,
 ) -> DeviceProfiles:
     """Per-op median times of `fetches` with the whole graph on each of `devices` in turn.
 
-    `sess_or_graph`: a session (its graph is profiled) or a `tf.Graph`. Each device gets a
-    fresh session (soft placement, so ops without a kernel there fall back and the profile
-    records where they ran; graph rewriting off, so the ops timed are the graph's own) with
-    every global variable initialised, and `dp.run_profile(repeat=repeat)`. The graph's
-    devices are restored afterwards. Pass the result to `CostModel.from_profiles`; `save` it
-    and `DeviceProfiles.load` it to reuse it.
+    `sess_or_graph`: a session (its graph is profiled, on its target: devices of a cluster's
+    tasks, `/job:J/task:T/device:CPU:0`, are profiled one task after another) or a `tf.Graph`
+    (profiled in this process). Each device gets a fresh session (soft placement, so ops
+    without a kernel there fall back and the profile records where they ran; graph rewriting
+    off, so the ops timed are the graph's own) with every global variable initialised, and
+    `dp.run_profile(repeat=repeat)`. `cores` (task -> its cores, e.g. `{"/job:worker/task:1":
+    1}`): a task of the same device type and cores as one profiled before shares its profile
+    instead of being profiled (`DeviceProfiles.shared` says which). The graph's devices are
+    restored afterwards. Pass the result to `CostModel.from_profiles`; `save` it and
+    `DeviceProfiles.load` it to reuse it.
     """
-    import devplace as dp
     from devplace._tf import tf
     from devplace.autoplacer.tf_graph import device_names
 
     graph = sess_or_graph if isinstance(sess_or_graph, tf.Graph) else sess_or_graph.graph
     names = device_names(devices)
+    shared = _sharing(names, cores)
     ops = graph.get_operations()
     before = [op.device for op in ops]
     profiles: dict[str, dict[str, dict[str, Any]]] = {}
     try:
         for name in names:
-            for op in ops:
-                op._set_device(name)
-            with graph.as_default():
-                inits = [v.initializer for v in tf.global_variables()]
-            with dp.Session(
-                graph=graph, cpus=_cpus_needed(names), soft=True, optimize=False
-            ) as sess:
-                if inits:
-                    sess.run(inits)
-                prof = dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
-            profiles[name] = {
-                k: {
-                    "type": v.op_type,
-                    "device": v.device,
-                    "us": v.duration_us,
-                    "bytes": v.output_bytes,
-                }
-                for k, v in prof.op_stats.items()
-            }
+            if name not in shared:
+                profiles[name] = _profile_on(
+                    sess_or_graph, graph, fetches, name, names, feed, repeat
+                )
     finally:
         for op, dev in zip(ops, before, strict=True):
             op._set_device(dev)
-    return DeviceProfiles(profiles)
+    return DeviceProfiles(profiles, shared)
+
+
+def _cache_key(session: Any, fetches: Any, devices: list[str], feed: Any) -> tuple[Any, ...]:
+    from devplace.autoplacer.tf_graph import fetch_closure
+
+    fetched = tuple(op.name for op in fetch_closure(fetches, session.graph))
+    fed = tuple(sorted(getattr(k, "name", str(k)) for k in (feed or {})))
+    return (session_target(session), tuple(devices), fetched, fed)
+
+
+def profiled_cost(
+    session: Any,
+    fetches: Any,
+    devices: Sequence[str],
+    feed: Any,
+    cost: CostModel | None,
+    notes: list[str],
+) -> CostModel:
+    """`cost` (default `CostModel.from_profiles`'s) with `devices` profiled on `session`'s
+    target; for devices of two or more tasks also the links between the tasks and the servers'
+    constants (`devplace.autoplacer.measure`). Measured once per graph, devices, fetches and
+    feed, then cached for the graph; `notes` gets a line saying which."""
+    from devplace.autoplacer.tf_graph import device_names
+
+    names = device_names(devices)
+    key = _cache_key(session, fetches, names, feed)
+    cached = _CACHE.setdefault(session.graph, {})
+    if key in cached:
+        notes.append(f"used the profiles of {', '.join(names)} cached for this graph")
+    else:
+        cached[key] = _measured(session, fetches, names, feed)
+        what = "profiled " + ", ".join(names)
+        if "task_links" in cached[key]:
+            what += "; measured the links between their tasks and the servers' step costs"
+        notes.append(what + " (no profile was given); cached for this graph")
+    found = cached[key]
+    return CostModel.from_profiles(**found) if cost is None else replace(cost, **found)
+
+
+def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[str, Any]:
+    """Profiles of `names`, and for two or more tasks their links and constants, as
+    `CostModel` fields."""
+    from devplace.autoplacer.measure import master_task, measure_servers, task_links
+
+    found: dict[str, Any] = {"profiles": profile_devices(session, fetches, names, feed)}
+    tasks = sorted({t for t in map(task_of, names) if t is not None})
+    master = master_task(session)
+    if master in tasks:  # the master first: measure_servers times it alone
+        tasks = [master, *(t for t in tasks if t != master)]
+    if len(tasks) > 1:
+        servers = measure_servers(session, tasks)
+        found.update(
+            task_links=task_links(session, tasks),
+            task_threads=dict(servers.threads),
+            task_step_us=servers.task_step_us,
+            step_us=servers.base_us,
+            master=master,
+        )
+    return found

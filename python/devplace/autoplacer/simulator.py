@@ -13,6 +13,8 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   `ProblemDevice.channel` names) that sends one tensor at a time, in request order (a device
   with `ProblemDevice.dma` holds it for the link's alpha only, its bytes then arriving after
   the rest of the transfer time); otherwise transfers do not contend;
+- a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
+  whose devices run an op, added to the makespan;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.
 """
@@ -200,8 +202,8 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     a = problem.check(assignment)
     run = _Run(problem, a)
     run.run()
-    makespan = float(run.finish.max(initial=0.0))
-    peak = _peak_memory(problem, a, run.start, run.finish, run.sends, makespan)
+    end = float(run.finish.max(initial=0.0))
+    peak = _peak_memory(problem, a, run.start, run.finish, run.sends, end)
     caps = problem.caps
     violations = [
         f"{problem.devices[i].name}: {peak[i]:.4g} bytes > cap {caps[i]:.4g}"
@@ -210,7 +212,7 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     ]
     return Schedule(
         assignment=a,
-        makespan=makespan,
+        makespan=end + problem.fixed_cost(a),
         start=run.start,
         finish=run.finish,
         peak_memory=peak,

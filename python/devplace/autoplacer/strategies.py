@@ -43,9 +43,6 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     """
     budget_s = check_budget(budget_s)
     if strategy in PLACERS:
-        refusal = PLACERS[strategy].refusal(problem)
-        if refusal is not None:
-            raise AutoPlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
         found = PLACERS[strategy].solve(problem, budget_s)
         return Choice(found.assignment, strategy, optimal=found.optimal)
     if strategy != "auto":

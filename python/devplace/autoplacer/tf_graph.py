@@ -17,7 +17,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from devplace._tf import kernels, tf
-from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind
+from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind, task_of
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
 from devplace.scopes import PS_OPS, variable_bytes
@@ -32,16 +32,20 @@ __all__ = [
 
 
 def _fetch_ops(fetches: Any, graph: Any) -> list[Any]:
-    items = fetches if isinstance(fetches, (list, tuple, set)) else [fetches]
+    """The ops of `fetches` in any form `Session.run` and `dp.placement` take: a tensor, an
+    op, a name, or lists, tuples, sets and dicts of them (nested)."""
+    items = list(fetches) if isinstance(fetches, set) else tf.nest.flatten(fetches)
     ops = []
     for item in items:
-        if isinstance(item, str):
-            item = graph.as_graph_element(item)
-        op = getattr(item, "op", item)
+        try:
+            element = graph.as_graph_element(item, allow_tensor=True, allow_operation=True)
+        except (TypeError, ValueError, KeyError):
+            element = None
+        op = getattr(element, "op", element)
         if not isinstance(op, tf.Operation):
             raise AutoPlacementError(
-                f"cannot place fetch {item!r}: expected a tf.Tensor, tf.Operation, a name, or a "
-                "list of them"
+                f"cannot place fetch {item!r}: expected a tf.Tensor, tf.Operation or a name "
+                "of the graph, or lists and dicts of them (as dp.placement takes)"
             )
         ops.append(op)
     if not ops:
@@ -211,18 +215,49 @@ def _problem_devices(
     out = []
     for name in names:
         cpu = device_kind(name) == "cpu"
+        task = task_of(name)
+        pool = "cpu" if pooled and cpu else None
+        if cpu and task in cost.task_threads:
+            pool = task  # the task's inter-op pool
         out.append(
             ProblemDevice(
                 name,
                 device_kind(name),
                 memory=caps.get(name, float("inf")),
                 slots=cost.cpu_slots if cpu else cost.acc_slots,
-                pool="cpu" if pooled and cpu else None,
-                channel="host" if cost.shared_channel else None,
+                pool=pool,
+                channel=(task or "host") if cost.shared_channel else None,
                 dma=cost.dma_copies,
+                host=task,
             )
         )
     return out
+
+
+def _master_crossings(
+    compute: np.ndarray,
+    out_bytes: np.ndarray,
+    ops: Sequence[Any],
+    fetched: Sequence[Any],
+    names: list[str],
+    cost: CostModel,
+) -> None:
+    """Add to the time of placeholders (fed from the master's task) and of fetched ops (whose
+    outputs go to it) the crossing between the master's task and each device's."""
+    if cost.master is None:
+        return
+    fetched_names = {op.name for op in fetched}
+    for i, op in enumerate(ops):
+        if op.type == "Placeholder" or op.name in fetched_names:
+            compute[i] += [cost.master_crossing(name, out_bytes[i]) for name in names]
+
+
+def _pool_capacity(cost: CostModel) -> dict[str, int]:
+    """Threads of each shared pool: all CPU devices' (`cpu_threads`), each task's."""
+    pools = {task: int(n) for task, n in cost.task_threads.items()}
+    if cost.cpu_threads is not None:
+        pools["cpu"] = int(cost.cpu_threads)
+    return pools
 
 
 def problem_from_graph(
@@ -240,6 +275,7 @@ def problem_from_graph(
     names = device_names(devices)
     ops = fetch_closure(fetches, graph)
     compute, out_bytes = _op_costs(ops, names, cost, profile)
+    _master_crossings(compute, out_bytes, ops, _fetch_ops(fetches, graph), names, cost)
     _forbid(compute, ops, names, respect_pins)
     index = {op.name: i for i, op in enumerate(ops)}
     edges = {(index[t.op.name], i) for i, op in enumerate(ops) for t in op.inputs}
@@ -262,8 +298,10 @@ def problem_from_graph(
         groups=_groups(ops),
         is_param=is_param,
         serial_links=cost.serial_links,
-        pool_capacity={"cpu": int(cost.cpu_threads)} if cost.cpu_threads is not None else {},
+        pool_capacity=_pool_capacity(cost),
         name=graph.__class__.__name__,
+        host_step_cost=cost.task_step_us,
+        step_cost=cost.step_us,
     )
     return problem, ops
 

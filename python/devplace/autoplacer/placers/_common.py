@@ -1,14 +1,97 @@
-"""What the placers share: group-aware assignment with memory accounting, and ranks."""
+"""What the placers share: how a placer is declared, group-aware assignment with memory
+accounting, and ranks."""
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from devplace.autoplacer.graph import InfeasibleError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 
-__all__ = ["Assigner", "Timelines", "data_ready", "device_classes", "mean_comm", "upward_rank"]
+__all__ = [
+    "DEFAULT_BUDGET_S",
+    "SCALING",
+    "Assigner",
+    "Placer",
+    "Solution",
+    "Timelines",
+    "data_ready",
+    "device_classes",
+    "mean_comm",
+    "upward_rank",
+]
+
+#: Seconds a placement call may spend by default (see `search.check_budget` for the margin).
+DEFAULT_BUDGET_S = 0.8
+
+#: How a placer's work grows with the problem: "greedy" (about linear in ops x devices),
+#: "lp" (a linear programme), "budget" (stops at its time budget), "exponential" (exact).
+SCALING = ("greedy", "lp", "budget", "exponential")
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A placer's assignment and whether it is proven optimal: True or False for the exact
+    placers (False: stopped by its budget, the best found so far), None for the others, which
+    claim nothing."""
+
+    assignment: np.ndarray
+    optimal: bool | None = None
+
+
+@dataclass(frozen=True)
+class Placer:
+    """A placement strategy, declared once as `PLACER` in its own module (see `placers`).
+
+    `run(problem, budget_s)` returns a `Solution` within the budget. `portfolio`: `search`
+    starts from this placer's result. `max_ops` / `max_groups`: the largest number of ops /
+    colocation groups it is meant for (None: any); `auto`, `search` and the benchmarks skip it
+    above that and naming it then is refused. `scaling`: one of `SCALING`.
+    """
+
+    name: str
+    run: Callable[[Problem, float], Solution]
+    scaling: str
+    portfolio: bool
+    max_ops: int | None = None
+    max_groups: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.scaling not in SCALING:
+            raise ValueError(f"placer {self.name!r}: scaling must be one of {SCALING}")
+
+    def solve(self, problem: Problem, budget_s: float = DEFAULT_BUDGET_S) -> Solution:
+        """This placer's `Solution` for `problem` within `budget_s` seconds; an
+        AutoPlacementError when `problem` is above its size limits."""
+        refusal = self.refusal(problem)
+        if refusal is not None:
+            raise AutoPlacementError(f"{refusal}; hint: use strategy 'auto' or 'search'")
+        return self.run(problem, budget_s)
+
+    def __call__(self, problem: Problem, budget_s: float = DEFAULT_BUDGET_S) -> np.ndarray:
+        """The assignment this placer gives `problem` within `budget_s` seconds."""
+        return self.solve(problem, budget_s).assignment
+
+    def fits(self, problem: Problem) -> bool:
+        """True when `problem` is within this placer's size limits."""
+        return self.refusal(problem) is None
+
+    def refusal(self, problem: Problem) -> str | None:
+        """Why `problem` is above this placer's size limits, or None when it fits."""
+        if self.max_ops is not None and problem.n > self.max_ops:
+            return (
+                f"{self.name} is for at most {self.max_ops:,} ops, this problem has {problem.n:,}"
+            )
+        groups = len(np.unique(problem.groups))
+        if self.max_groups is not None and groups > self.max_groups:
+            return (
+                f"{self.name} is for at most {self.max_groups:,} colocation groups, "
+                f"this problem has {groups:,}"
+            )
+        return None
 
 
 class Assigner:
@@ -103,7 +186,13 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
 def _swappable(problem: Problem, i: int, j: int) -> bool:
     """True when exchanging devices i and j leaves the problem unchanged."""
     di, dj = problem.devices[i], problem.devices[j]
-    if (di.kind, di.memory, di.slots, di.pool) != (dj.kind, dj.memory, dj.slots, dj.pool):
+    if (di.kind, di.memory, di.slots, di.pool, di.host) != (
+        dj.kind,
+        dj.memory,
+        dj.slots,
+        dj.pool,
+        dj.host,
+    ):
         return False
     if not np.array_equal(problem.compute[:, i], problem.compute[:, j]):
         return False

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
-__all__ = ["contiguous", "depth_first_order"]
+__all__ = ["PLACER", "contiguous", "depth_first_order"]
 
 
 def depth_first_order(problem: Problem, latest_first: bool = True) -> list[int]:
@@ -232,3 +232,8 @@ def _fill(problem: Problem, state: Assigner, order: list[int], accs: list[int]) 
             current += 1
         state.put(op, accs[current] if mask[accs[current]] else int(np.argmax(mask)))
     return state.result()
+
+
+PLACER = Placer(
+    "contiguous", lambda problem, _budget: Solution(contiguous(problem)), "greedy", portfolio=True
+)

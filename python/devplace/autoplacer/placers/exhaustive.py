@@ -14,25 +14,18 @@ found so far, never worse than the incumbent it started from, marked not proven 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
-from devplace.autoplacer.placers._common import Assigner, device_classes
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution, device_classes
+from devplace.autoplacer.placers.heft import heft_start
 from devplace.autoplacer.simulator import simulate
 
-__all__ = ["MAX_EXHAUSTIVE_OPS", "Exhaustive", "exhaustive"]
+__all__ = ["MAX_EXHAUSTIVE_GROUPS", "PLACER", "exhaustive"]
 
-MAX_EXHAUSTIVE_OPS = 14
-
-
-@dataclass
-class Exhaustive:
-    """The best assignment found and whether the search finished (so it is the optimum)."""
-
-    assignment: np.ndarray
-    optimal: bool
+#: The most colocation groups the search is for (it grows as devices ** groups).
+MAX_EXHAUSTIVE_GROUPS = 14
 
 
 class _Bound:
@@ -102,80 +95,85 @@ class _Bound:
         return bound
 
 
+class _Search:
+    """The branch and bound's state: groups in topological order with their ops, memory and
+    allowed devices (the incumbent's first), device classes, the bound and the best so far."""
+
+    def __init__(self, problem: Problem, incumbent: np.ndarray | None, deadline: float):
+        state = Assigner(problem)
+        groups = sorted(state.members, key=lambda m: int(problem.topo_index[m].min()))
+        self.problem, self.deadline = problem, deadline
+        self.starts = [int(problem.topo_index[m].min()) for m in groups]
+        self.members = [m.tolist() for m in groups]
+        self.mems = [float(problem.memory[m].sum()) for m in groups]
+        self.allowed = [np.flatnonzero(state.ok[m[0]]).tolist() for m in groups]
+        self.classes = device_classes(problem)
+        self.bound = _Bound(problem)
+        self.caps = (problem.caps * (1 + 1e-9)).tolist()
+        self.best_a: np.ndarray | None = None
+        self.best_t = np.inf
+        if incumbent is not None and (s := simulate(problem, incumbent)).feasible:
+            self.best_a = np.asarray(incumbent, dtype=np.int64).copy()
+            self.best_t = s.makespan
+            # the incumbent's device first: good completions are found, and cut with, early
+            self.allowed = [
+                sorted(devs, key=lambda dv, g=g: dv != self.best_a[g[0]])
+                for devs, g in zip(self.allowed, self.members, strict=True)
+            ]
+        self.a = [-1] * problem.n
+        self.used = [0.0] * problem.d
+        self.count = [0] * problem.d  # groups on each device
+
+    def visit(self, k: int) -> None:
+        """Try every device for group k, recursing while the bound beats the best."""
+        if time.perf_counter() > self.deadline:
+            raise TimeoutError
+        a = self.a
+        if k == len(self.members):
+            s = simulate(self.problem, np.array(a, dtype=np.int64))
+            if s.feasible and s.makespan < self.best_t:
+                self.best_a, self.best_t = np.array(a, dtype=np.int64), s.makespan
+            return
+        ops, mem = self.members[k], self.mems[k]
+        opened: set[int] = set()
+        for dv in self.allowed[k]:
+            if not self.count[dv]:  # unused: try one device of its class only
+                if self.classes[dv] in opened:
+                    continue
+                opened.add(self.classes[dv])
+            if self.used[dv] + mem > self.caps[dv]:
+                continue
+            for i in ops:
+                a[i] = dv
+            self.used[dv] += mem
+            self.count[dv] += 1
+            if self.bound(a, self.starts[k]) < self.best_t * (1 - 1e-12):
+                self.visit(k + 1)
+            for i in ops:
+                a[i] = -1
+            self.used[dv] -= mem
+            self.count[dv] -= 1
+
+
 def exhaustive(
     problem: Problem, incumbent: np.ndarray | None = None, time_limit: float = 600.0
-) -> Exhaustive:
+) -> Solution:
     """The assignment with the least simulated makespan among all feasible ones.
 
     `incumbent`: a known assignment to beat (its devices are tried first). Stopped by
     `time_limit` seconds, the best assignment found so far comes back with `optimal=False`;
-    an AutoPlacementError says so when none was found by then.
+    an AutoPlacementError says so when none was found by then, or when `problem` has more
+    than `MAX_EXHAUSTIVE_GROUPS` colocation groups.
     """
-    deadline = time.perf_counter() + time_limit
-    state = Assigner(problem)
-    groups = sorted(state.members, key=lambda m: int(problem.topo_index[m].min()))
-    if problem.n > MAX_EXHAUSTIVE_OPS and len(groups) > MAX_EXHAUSTIVE_OPS:
-        raise AutoPlacementError(
-            f"exhaustive search is for at most {MAX_EXHAUSTIVE_OPS} ops (or colocation groups); "
-            f"problem {problem.name!r} has {len(groups)}; hint: use strategy 'milp' or 'search'"
-        )
-    starts = [int(problem.topo_index[m].min()) for m in groups]
-    members = [m.tolist() for m in groups]
-    mems = [float(problem.memory[m].sum()) for m in groups]
-    allowed = [np.flatnonzero(state.ok[m[0]]).tolist() for m in groups]
-    classes = device_classes(problem)
-    bound = _Bound(problem)
-    caps = (problem.caps * (1 + 1e-9)).tolist()
-    best_a, best_t = None, np.inf
-    if incumbent is not None:
-        s = simulate(problem, incumbent)
-        if s.feasible:
-            best_a, best_t = np.asarray(incumbent, dtype=np.int64).copy(), s.makespan
-            # the incumbent's device first: good completions are found, and cut with, early
-            allowed = [
-                sorted(devs, key=lambda dv, g=g: dv != best_a[g[0]])
-                for devs, g in zip(allowed, members, strict=True)
-            ]
-    a = [-1] * problem.n
-    used = [0.0] * problem.d
-    count = [0] * problem.d  # groups on each device
-
-    def visit(k: int) -> None:
-        """Try every device for group k, recursing while the bound beats the best."""
-        nonlocal best_a, best_t
-        if time.perf_counter() > deadline:
-            raise TimeoutError
-        if k == len(groups):
-            s = simulate(problem, np.array(a, dtype=np.int64))
-            if s.feasible and s.makespan < best_t:
-                best_a, best_t = np.array(a, dtype=np.int64), s.makespan
-            return
-        ops, mem = members[k], mems[k]
-        opened: set[int] = set()
-        for dv in allowed[k]:
-            if not count[dv]:  # unused: try one device of its class only
-                if classes[dv] in opened:
-                    continue
-                opened.add(classes[dv])
-            if used[dv] + mem > caps[dv]:
-                continue
-            for i in ops:
-                a[i] = dv
-            used[dv] += mem
-            count[dv] += 1
-            if bound(a, starts[k]) < best_t * (1 - 1e-12):
-                visit(k + 1)
-            for i in ops:
-                a[i] = -1
-            used[dv] -= mem
-            count[dv] -= 1
-
+    if (refusal := PLACER.refusal(problem)) is not None:
+        raise AutoPlacementError(f"{refusal}; hint: use strategy 'milp' or 'search'")
+    search = _Search(problem, incumbent, time.perf_counter() + time_limit)
     try:
-        visit(0)
+        search.visit(0)
         optimal = True
     except TimeoutError:
         optimal = False
-    if best_a is None:
+    if search.best_a is None:
         if optimal:
             raise InfeasibleError(
                 f"no assignment of problem {problem.name!r} fits the memory caps; "
@@ -186,4 +184,16 @@ def exhaustive(
             f"within its {time_limit:g} s budget; hint: raise the budget, or use strategy "
             "'search'"
         )
-    return Exhaustive(best_a, optimal)
+    return Solution(search.best_a, optimal)
+
+
+def _from_heft(problem: Problem, budget_s: float) -> Solution:
+    """`exhaustive` from HEFT's assignment, within `budget_s` seconds in all."""
+    deadline = time.perf_counter() + budget_s
+    start = heft_start(problem)
+    return exhaustive(problem, start, time_limit=deadline - time.perf_counter())
+
+
+PLACER = Placer(
+    "exhaustive", _from_heft, "exponential", portfolio=False, max_groups=MAX_EXHAUSTIVE_GROUPS
+)

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner, Timelines, data_ready, upward_rank
+from devplace.autoplacer.graph import InfeasibleError, Problem
+from devplace.autoplacer.placers._common import (
+    Assigner,
+    Placer,
+    Solution,
+    Timelines,
+    data_ready,
+    upward_rank,
+)
 
-__all__ = ["heft"]
+__all__ = ["PLACER", "heft", "heft_start"]
 
 
 def heft(problem: Problem) -> np.ndarray:
@@ -39,3 +46,14 @@ def heft(problem: Problem) -> np.ndarray:
         if best_t > best_s:
             timelines.book(best, best_lane, best_s, best_t)
     return state.result()
+
+
+def heft_start(problem: Problem) -> np.ndarray | None:
+    """HEFT's assignment, where the exact placers start (None when it breaks a memory cap)."""
+    try:
+        return heft(problem)
+    except InfeasibleError:
+        return None
+
+
+PLACER = Placer("heft", lambda problem, _budget: Solution(heft(problem)), "greedy", portfolio=True)

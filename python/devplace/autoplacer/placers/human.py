@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
-__all__ = ["human"]
+__all__ = ["PLACER", "human"]
 
 
 def human(problem: Problem) -> np.ndarray:
@@ -30,3 +30,8 @@ def human(problem: Problem) -> np.ndarray:
             current = accs.index(dv)
         state.put(op, dv)
     return state.result()
+
+
+PLACER = Placer(
+    "human", lambda problem, _budget: Solution(human(problem)), "greedy", portfolio=True
+)

@@ -11,9 +11,20 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import InfeasibleError, Problem
-from devplace.autoplacer.placers._common import Assigner, Timelines, data_ready, upward_rank
+from devplace.autoplacer.placers._common import (
+    Assigner,
+    Placer,
+    Solution,
+    Timelines,
+    data_ready,
+    upward_rank,
+)
 
-__all__ = ["etf_schedule", "m_etf"]
+__all__ = ["MAX_ETF_OPS", "PLACER", "etf_schedule", "m_etf"]
+
+#: m-ETF's size limit: it compares every ready op on every device at each step (quadratic in
+#: ops on wide graphs: 1.5 s at 5,000 ops).
+MAX_ETF_OPS = 3_000
 
 
 def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarray:
@@ -71,3 +82,12 @@ def etf_schedule(problem: Problem, prefer: np.ndarray | None = None) -> np.ndarr
 def m_etf(problem: Problem) -> np.ndarray:
     """Memory-aware ETF placement."""
     return etf_schedule(problem)
+
+
+PLACER = Placer(
+    "m_etf",
+    lambda problem, _budget: Solution(m_etf(problem)),
+    "greedy",
+    portfolio=True,
+    max_ops=MAX_ETF_OPS,
+)

@@ -14,15 +14,12 @@ from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import mean_comm
+from devplace.autoplacer.placers._common import Placer, Solution, mean_comm
 from devplace.autoplacer.placers.m_etf import etf_schedule
 
-__all__ = ["MAX_ETF_OPS", "MAX_SCT_OPS", "favourite_parents", "m_sct"]
+__all__ = ["PLACER", "MAX_SCT_OPS", "favourite_parents", "m_sct"]
 
-#: Size limits of the list schedulers: ETF compares every ready op on every device at each
-#: step (quadratic in ops on wide graphs: 1.5 s at 5,000 ops), and m-SCT adds an LP over all
-#: edges (5.4 s at 5,000 ops, 3 inputs per op). `auto` skips them above these sizes.
-MAX_ETF_OPS = 3_000
+#: m-SCT's size limit: ETF plus an LP over all edges (5.4 s at 5,000 ops, 3 inputs per op).
 MAX_SCT_OPS = 2_000
 
 
@@ -79,3 +76,12 @@ def favourite_parents(problem: Problem) -> np.ndarray:
 def m_sct(problem: Problem) -> np.ndarray:
     """ETF where favourite children follow their parent's device."""
     return etf_schedule(problem, prefer=favourite_parents(problem))
+
+
+PLACER = Placer(
+    "m_sct",
+    lambda problem, _budget: Solution(m_sct(problem)),
+    "lp",
+    portfolio=True,
+    max_ops=MAX_SCT_OPS,
+)

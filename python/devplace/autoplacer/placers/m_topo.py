@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
-__all__ = ["m_topo"]
+__all__ = ["PLACER", "m_topo"]
 
 
 def m_topo(problem: Problem) -> np.ndarray:
@@ -43,3 +43,8 @@ def m_topo(problem: Problem) -> np.ndarray:
         load += float(work[group].sum())
         mem += float(problem.memory[group].sum())
     return state.result()
+
+
+PLACER = Placer(
+    "m_topo", lambda problem, _budget: Solution(m_topo(problem)), "greedy", portfolio=True
+)

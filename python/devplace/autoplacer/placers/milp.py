@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
+from devplace.autoplacer.placers.heft import heft_start
 from devplace.autoplacer.simulator import simulate
 
-__all__ = ["MAX_MILP_OPS", "MilpResult", "milp_placement"]
+__all__ = ["MAX_MILP_OPS", "PLACER", "MilpResult", "milp_placement"]
 
+#: The most ops the MILP is for (its order bits grow with the square of the ops).
 MAX_MILP_OPS = 40
 
 
@@ -172,26 +175,8 @@ def _big_m(problem: Problem, upper: float | None) -> float:
     return float(slowest.sum() + worst_link.sum())
 
 
-def milp_placement(
-    problem: Problem,
-    upper: float | None = None,
-    time_limit: float = 60.0,
-    incumbent: np.ndarray | None = None,
-) -> MilpResult:
-    """Solve the placement-and-scheduling MILP within `time_limit` seconds (model building
-    included); `upper` (a known makespan) tightens big-M.
-
-    Stopped by the limit, the solver's best assignment comes back with `optimal=False`, or
-    `incumbent` where that simulates faster or the solver found none; with neither, an
-    AutoPlacementError says so.
-    """
-    deadline = time.perf_counter() + time_limit
-    if problem.n > MAX_MILP_OPS:
-        raise AutoPlacementError(
-            f"the MILP is for at most {MAX_MILP_OPS} ops; problem {problem.name!r} has "
-            f"{problem.n}; hint: use strategy 'search'"
-        )
-    state = Assigner(problem)
+def _solve(problem: Problem, state: Assigner, upper: float | None, seconds: float) -> Any:
+    """HiGHS's result for the MILP of `problem` (see the module docstring), and the model."""
     pairs = _unordered_pairs(problem, state.label)
     big = _big_m(problem, upper)
     model = _Model(problem, state, pairs)
@@ -210,13 +195,33 @@ def milp_placement(
     cost = np.zeros(nv)
     cost[model.makespan] = 1.0
     constraints = model.matrix()
-    res = milp(
+    return milp(
         cost,
         constraints=constraints,
         integrality=integrality,
         bounds=Bounds(lb, ub),
-        options={"time_limit": max(deadline - time.perf_counter(), 0.0), "disp": False},
-    )
+        options={"time_limit": max(seconds, 0.0), "disp": False},
+    ), model
+
+
+def milp_placement(
+    problem: Problem,
+    upper: float | None = None,
+    time_limit: float = 60.0,
+    incumbent: np.ndarray | None = None,
+) -> MilpResult:
+    """Solve the placement-and-scheduling MILP within `time_limit` seconds (model building
+    included); `upper` (a known makespan) tightens big-M.
+
+    Stopped by the limit, the solver's best assignment comes back with `optimal=False`, or
+    `incumbent` where that simulates faster or the solver found none; with neither, an
+    AutoPlacementError says so.
+    """
+    deadline = time.perf_counter() + time_limit
+    if (refusal := PLACER.refusal(problem)) is not None:
+        raise AutoPlacementError(f"{refusal}; hint: use strategy 'search'")
+    state = Assigner(problem)
+    res, model = _solve(problem, state, upper, deadline - time.perf_counter())
     bound = float(getattr(res, "mip_dual_bound", None) or res.fun or problem.lower_bound())
     fallback = None
     if incumbent is not None and simulate(problem, incumbent).feasible:
@@ -233,7 +238,7 @@ def milp_placement(
             f"MILP for problem {problem.name!r} found no feasible assignment ({res.message}); "
             "hint: check memory caps"
         )
-    x = res.x[:nx].reshape(model.n_groups, problem.d)
+    x = res.x[: model.n_x].reshape(model.n_groups, problem.d)
     assignment = np.empty(problem.n, dtype=np.int64)
     for g, members in enumerate(state.members):
         assignment[members] = int(np.argmax(x[g]))
@@ -245,3 +250,14 @@ def milp_placement(
     ):
         assignment = fallback
     return MilpResult(assignment, float(res.fun), bound, optimal)
+
+
+def _from_heft(problem: Problem, budget_s: float) -> Solution:
+    """`milp_placement` from HEFT's assignment, within `budget_s` seconds in all."""
+    deadline = time.perf_counter() + budget_s
+    start = heft_start(problem)
+    found = milp_placement(problem, time_limit=deadline - time.perf_counter(), incumbent=start)
+    return Solution(found.assignment, found.optimal)
+
+
+PLACER = Placer("milp", _from_heft, "exponential", portfolio=False, max_ops=MAX_MILP_OPS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
-__all__ = ["round_robin_groups"]
+__all__ = ["PLACER", "round_robin_groups"]
 
 
 def round_robin_groups(problem: Problem) -> np.ndarray:
@@ -22,3 +22,11 @@ def round_robin_groups(problem: Problem) -> np.ndarray:
         state.put(op, dv)
         nxt = (dv + 1) % problem.d
     return state.result()
+
+
+PLACER = Placer(
+    "round_robin",
+    lambda problem, _budget: Solution(round_robin_groups(problem)),
+    "greedy",
+    portfolio=True,
+)

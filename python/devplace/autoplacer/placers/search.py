@@ -18,11 +18,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
-from devplace.autoplacer.placers._common import Assigner, device_classes
+from devplace.autoplacer.placers._common import (
+    DEFAULT_BUDGET_S,
+    Assigner,
+    Placer,
+    Solution,
+    device_classes,
+)
 from devplace.autoplacer.simulator import Schedule, simulate
 
 __all__ = [
     "DEFAULT_BUDGET_S",
+    "PLACER",
     "MAX_BUDGET_S",
     "PORTFOLIO_ORDER",
     "SearchResult",
@@ -31,9 +38,6 @@ __all__ = [
     "run_search",
     "search",
 ]
-
-#: Seconds a placement call may spend by default (see `check_budget` for the margin).
-DEFAULT_BUDGET_S = 0.8
 
 #: The largest budget accepted, in seconds: a bound on every placement call.
 MAX_BUDGET_S = 3600.0
@@ -175,10 +179,12 @@ def _starts(
     """
     from devplace.autoplacer.placers import PLACERS
 
-    names = [*PORTFOLIO_ORDER, *(x for x in PLACERS if PLACERS[x].portfolio)]
+    rank = {name: k for k, name in enumerate(PORTFOLIO_ORDER)}
+    members = [name for name, placer in PLACERS.items() if placer.portfolio]
+    names = sorted(members, key=lambda name: rank.get(name, len(rank)))
     starts: list[tuple[tuple[float, float], np.ndarray, str]] = []
     errors: list[InfeasibleError] = []
-    for name in dict.fromkeys(names):
+    for name in names:
         member = PLACERS[name]
         refusal = member.refusal(problem)
         if refusal is not None:
@@ -256,3 +262,8 @@ def _walk(
 def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
     """The assignment `run_search` finds."""
     return run_search(problem, budget_s, seed).assignment
+
+
+PLACER = Placer(
+    "search", lambda problem, budget: Solution(search(problem, budget)), "budget", portfolio=False
+)

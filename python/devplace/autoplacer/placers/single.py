@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
-from devplace.autoplacer.placers._common import Assigner
+from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
-__all__ = ["all_on", "single_device"]
+__all__ = ["PLACER", "all_on", "single_device"]
 
 
 def all_on(problem: Problem, preference: Sequence[int]) -> np.ndarray:
@@ -32,3 +32,8 @@ def single_device(problem: Problem) -> np.ndarray:
     best = int(np.argmin(total))
     cpus = [i for i, dev in enumerate(problem.devices) if dev.kind == "cpu"]
     return all_on(problem, [best, *cpus])
+
+
+PLACER = Placer(
+    "single", lambda problem, _budget: Solution(single_device(problem)), "greedy", portfolio=True
+)

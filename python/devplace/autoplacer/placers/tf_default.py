@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers._common import Placer, Solution
 from devplace.autoplacer.placers.single import all_on
 
-__all__ = ["tf_default"]
+__all__ = ["PLACER", "tf_default"]
 
 
 def tf_default(problem: Problem) -> np.ndarray:
@@ -20,3 +21,8 @@ def tf_default(problem: Problem) -> np.ndarray:
     accs = [i for i, dev in enumerate(problem.devices) if dev.kind != "cpu"]
     cpus = [i for i, dev in enumerate(problem.devices) if dev.kind == "cpu"]
     return all_on(problem, accs[:1] + cpus[:1])
+
+
+PLACER = Placer(
+    "tf_default", lambda problem, _budget: Solution(tf_default(problem)), "greedy", portfolio=True
+)

@@ -1,0 +1,253 @@
+"""What servers cost, timed on them: the link between two tasks, and each task's constants.
+
+Everything here is measured as the CPU <-> GPU link was (`fit_crossings`): the same chain of
+ops timed two ways, the difference divided by what differs. `measure_link` alternates a chain
+between two tasks (every hop a gRPC transfer) against the chain on one task; `measure_servers`
+times steps involving 1..K tasks (the master's fixed work per task) and, per task, several
+independent chains at once against one (how many ops its inter-op pool runs at once).
+Results feed `CostModel.from_profiles(..., task_links=..., task_threads=..., task_step_us=...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from devplace.autoplacer.cost import (
+    Link,
+    crossing_costs,
+    fit_link,
+    session_target,
+    task_of,
+    task_pair,
+)
+from devplace.autoplacer.graph import AutoPlacementError
+from devplace.devices import parse_device
+
+__all__ = [
+    "DEFAULT_LINK_SIZES",
+    "ServerConstants",
+    "link_records",
+    "master_task",
+    "measure_link",
+    "measure_servers",
+    "same_host",
+    "task_links",
+]
+
+#: Tensor sizes (bytes) `measure_link` times by default: 4 B to 1 MiB.
+DEFAULT_LINK_SIZES = (4, 4096, 65536, 1 << 20)
+
+
+def _target(sess: Any) -> str:
+    """The session's target (`grpc://...`), checked: the tasks live behind it."""
+    target = session_target(sess)
+    if not target.startswith("grpc://"):
+        raise AutoPlacementError(
+            f"measuring servers needs a session on a cluster (grpc://), got {sess!r}; "
+            "hint: dp.ClusterSession(cluster) or LocalCluster(...).session()"
+        )
+    return target
+
+
+def _task(name: str) -> str:
+    """`name`'s task (`/job:J/task:T`), or an AutoPlacementError naming it."""
+    task = task_of(name)
+    if task is None:
+        raise AutoPlacementError(
+            f"{name!r} names no task; hint: e.g. '/job:worker/task:1' or a device of it"
+        )
+    return task
+
+
+def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
+    """Median step time (µs) of `fetch` in a fresh session (graph rewriting off)."""
+    import devplace as dp
+    from devplace.autoplacer.api import step_time_us
+
+    with dp.Session(target=target, graph=graph, optimize=False) as sess:
+        with graph.as_default():
+            inits = [v.initializer for v in dp.tf.global_variables()]
+        if inits:
+            sess.run(inits)
+        return step_time_us(sess, fetch, None, runs)
+
+
+def _chain(a: str, b: str, nbytes: int, hops: int, cross: bool) -> tuple[Any, Any]:
+    """A chain of `hops` multiplies of a float32 tensor of `nbytes` on task `a`, every other
+    one on task `b` when `cross` (so `hops` crossings); returns (graph, fetch)."""
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device(f"{a}/device:CPU:0"):
+            h = tf.fill([max(1, nbytes // 4)], 1.0)  # no variable: servers keep those by name
+        for i in range(hops):
+            with tf.device(f"{b if cross and i % 2 == 0 else a}/device:CPU:0"):
+                h = h * 1.0001
+        with tf.device(f"{a}/device:CPU:0"):
+            y = tf.reduce_sum(h)
+    return graph, y
+
+
+def link_records(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    hops: int = 8,
+    runs: int = 15,
+) -> list[dict[str, float]]:
+    """Chains between tasks `a` and `b` timed with and without crossings, per size: records
+    as `crossing_costs` and `fit_crossings` read them."""
+    target = _target(sess)
+    a, b = _task(a), _task(b)
+    if a == b or hops < 2 or hops % 2:
+        raise AutoPlacementError(
+            f"measure_link needs two different tasks and an even hops >= 2, got {a!r}, {b!r}, "
+            f"hops={hops!r}"
+        )
+    records = []
+    for nbytes in sizes:
+        same, cross = (
+            _median_step(target, *_chain(a, b, int(nbytes), hops, c), runs) for c in (False, True)
+        )
+        records.append(
+            {
+                "bytes": float(nbytes),
+                "same_chain_us": same,
+                "cross_chain_us": cross,
+                "crossings": float(hops),
+            }
+        )
+    return records
+
+
+def measure_link(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    hops: int = 8,
+    runs: int = 15,
+) -> Link:
+    """The link between tasks `a` and `b` (task or device names) of `sess`'s cluster, timed.
+
+    A chain of `hops` multiplies alternating between the two tasks (each hop a gRPC transfer
+    of a float32 tensor of each of `sizes` bytes) against the same chain on `a`; a transfer
+    costs the difference over the hops, and `fit_link` fits alpha + beta * bytes to those
+    costs. Its name says the pair; `CostModel(task_links={task_pair(a, b): link})` uses it.
+    """
+    records = link_records(sess, a, b, sizes, hops, runs)
+    return fit_link(*crossing_costs(records), name=f"{_task(a)}<->{_task(b)}")
+
+
+def same_host(sess: Any, a: str, b: str) -> bool:
+    """True when tasks `a` and `b` of `sess`'s cluster listen on one host (their spec's
+    addresses name the same host); unknown (no spec on the session): True."""
+    spec = getattr(sess, "cluster_spec", None)
+    if spec is None:
+        return True
+
+    def host(name: str) -> str:
+        dev = parse_device(_task(name))
+        return str(spec.task_address(dev.job, dev.task or 0)).rsplit(":", 1)[0]
+
+    return host(a) == host(b)
+
+
+def task_links(
+    sess: Any, tasks: Sequence[str], measure: Callable[[str, str], Link] | None = None
+) -> dict[tuple[str, str], Link]:
+    """A link per pair of `tasks`: pairs on one host share one measurement (the same-host
+    link), pairs on two hosts are measured per pair of hosts."""
+    measure = measure or (lambda a, b: measure_link(sess, a, b))
+    found: dict[tuple[str, str], Link] = {}
+    by_class: dict[Any, Link] = {}
+    names = sorted({_task(t) for t in tasks})
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            key = "same host" if same_host(sess, a, b) else task_pair(a, b)
+            if key not in by_class:
+                by_class[key] = measure(a, b)
+            found[task_pair(a, b)] = by_class[key]
+    return found
+
+
+def master_task(sess: Any) -> str | None:
+    """The task whose address `sess`'s target names (the master: fed tensors start there,
+    fetched ones end there), or None when the session has no cluster spec naming it."""
+    spec = getattr(sess, "cluster_spec", None)
+    address = session_target(sess).removeprefix("grpc://")
+    if spec is None:
+        return None
+    for job in spec.jobs:
+        for index in spec.task_indices(job):
+            if spec.task_address(job, index) == address:
+                return f"/job:{job}/task:{index}"
+    return None
+
+
+@dataclass(frozen=True)
+class ServerConstants:
+    """Measured server constants: `base_us` (what a step costs beyond its ops and tasks: the
+    intercept), `task_step_us` (the master's work per task a step involves: the slope), and
+    `threads` per task (how many independent ops it runs at once)."""
+
+    base_us: float
+    task_step_us: float
+    threads: Mapping[str, int]
+
+
+def _step_over_tasks(target: str, tasks: list[str], k: int, runs: int) -> float:
+    """Step time of one tiny op on each of the first `k` tasks, fetched as one group."""
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        ops = []
+        for task in tasks[:k]:
+            with tf.device(f"{task}/device:CPU:0"):
+                ops.append(tf.identity(tf.fill([1], 1.0)).op)
+        fetch = tf.group(*ops)
+    return _median_step(target, graph, fetch, runs)
+
+
+def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 256) -> float:
+    """Step time of `chains` independent chains of four n x n matmuls on `task`."""
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(f"{task}/device:CPU:0"):
+        outs = []
+        for _ in range(chains):
+            h = tf.fill([n, n], 1e-3)
+            for _ in range(4):
+                h = tf.matmul(h, h)
+            outs.append(tf.reduce_sum(h))
+        fetch = tf.add_n(outs)
+    return _median_step(target, graph, fetch, runs)
+
+
+def measure_servers(
+    sess: Any, tasks: Sequence[str], runs: int = 15, chains: int = 4
+) -> ServerConstants:
+    """Time `sess`'s servers: a step involving 1..K of `tasks` (the first should be the
+    master's) gives the per-task step cost (least-squares slope) and the base; per task,
+    `chains` independent chains of matmuls against one, each less a step's fixed cost, give
+    how many ops it runs at once (rounded, 1..`chains`)."""
+    target = _target(sess)
+    names = list(dict.fromkeys(_task(t) for t in tasks))
+    ks = list(range(1, len(names) + 1))
+    steps = [_step_over_tasks(target, names, k, runs) for k in ks]
+    slope, base = np.polyfit(ks, steps, 1) if len(ks) > 1 else (0.0, steps[0])
+    slope = max(float(slope), 0.0)
+    threads = {}
+    for task, alone in zip(names, [steps[0]] * len(names), strict=True):
+        one = _parallel_chains(target, task, 1, runs) - alone
+        many = _parallel_chains(target, task, chains, runs) - alone
+        threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
+    return ServerConstants(base_us=max(float(base), 0.0), task_step_us=slope, threads=threads)
