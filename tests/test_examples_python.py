@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import HAS_GPU
 
+from devplace.trace import read_trace
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 
 EXPECTED = {
@@ -74,6 +76,20 @@ EXPECTED = {
         "inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1",
         "use_per_session_threads = True",
     ],
+    "tf1_chapter12.py": [
+        "queued: 6",
+        "y = [2.5, 8.5]",
+        # the dequeue asked for worker 1 runs beside its queue on ps 0 (TF colocates them)
+        re.compile(
+            r"^batch +QueueDequeueManyV2 +/job:worker/task:1 +"
+            r"/job:ps/replica:0/task:0/device:CPU:0 \*",
+            re.M,
+        ),
+        # batch/n to ps 0; batch (16 B), w (8 B) and b (4 B) to worker 1
+        "4 cross-device transfers, 32 bytes",
+        "y = [26.5, 32.5]",
+        "profile: ",
+    ],
 }
 
 
@@ -109,3 +125,7 @@ def test_example_runs(name, tmp_path):
         counts = re.findall(r"^(\d+) cross-device transfers", result.stdout, re.M)
         assert len(counts) == 2 and counts[0] != counts[1], result.stdout
         assert ("no GPU here: the seeds' /device:GPU:0 is logical" in result.stdout) != HAS_GPU
+    if name == "tf1_chapter12.py":
+        trace = read_trace(tmp_path / "queue.json")
+        assert (trace.transfer_count, trace.transfer_bytes) == (4, 32)
+        assert (tmp_path / "queue.png").read_bytes().startswith(b"\x89PNG")
