@@ -110,6 +110,11 @@ def memory_split(
     return split
 
 
+def _shown(request: int | tuple[int, ...]) -> str:
+    """The request as the user wrote it: a count, or a list of MiB."""
+    return repr(list(request) if isinstance(request, tuple) else request)
+
+
 def _no_gpu_reason() -> str:
     from devplace.cli.devices import why_no_gpu
 
@@ -147,7 +152,7 @@ def set_virtual_gpus(
         # why_no_gpu's last line is a hint about soft placement; these say their own.
         reason = _no_gpu_reason().rsplit("\n", 1)[0]
         message = (
-            f"Session: virtual_gpus={request!r} splits each GPU into logical GPUs, but "
+            f"Session: virtual_gpus={_shown(request)} splits each GPU into logical GPUs, but "
             f"TensorFlow sees no GPU here.\n  {reason}\n"
         )
         if not proto.allow_soft_placement:

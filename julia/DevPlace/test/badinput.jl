@@ -40,6 +40,10 @@ const BAD_INPUTS = [
     # ranges are Python's: the option is still named
     ("Session(inter=2^40)", () -> Session(inter = 2^40), PyError, ["inter", "1099511627776"]),
     ("Session(timeout=NaN)", () -> Session(timeout = NaN), PyError, ["timeout", "nan"]),
+    ("Session(virtual_gpus=2.5)", () -> Session(virtual_gpus = 2.5), ArgumentError,
+     ["option `virtual_gpus`", "a count, a vector of MiB", "2.5"]),
+    ("Session(virtual_gpus=[1024, 0])", () -> Session(virtual_gpus = [1024, 0]), PyError,
+     ["virtual_gpus must be", "list of whole MiB", "Hint: virtual_gpus=4"]),
     ("@cpu 10^30", () -> @cpu(10^30, constant(1.0)), ArgumentError,
      ["@cpu", string(10^30), "2147483647"]),
     ("@gpu 0x8000000000000001", () -> @gpu(0x8000000000000001, constant(1.0)), ArgumentError,
