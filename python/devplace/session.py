@@ -26,6 +26,7 @@ from devplace.values import to_python
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
     "DevicePlacementError",
+    "PlacementLogElsewhereError",
     "Session",
     "init",
     "placement_log",
@@ -238,8 +239,17 @@ def _record(sess: Session, text: str) -> None:
             log.info(line)
 
 
+class PlacementLogElsewhereError(Error, RuntimeError):
+    """The placement log of a `grpc://` session is in a server process devplace cannot read."""
+
+
 def placement_log(sess: Session) -> list[str]:
-    """The `op: (Type): device` lines TF logged for `sess` (needs `log_placement=True`)."""
+    """The `op: (Type): device` lines TF logged for `sess` (needs `log_placement=True`).
+
+    On a `grpc://` target the master task logs them in its own process: they are read from its
+    log file when it is a task of a `LocalCluster` of this process (the latest line per op of
+    `sess.graph`); for other servers `PlacementLogElsewhereError` says where they are.
+    """
     if not getattr(sess, "_log_placement", False):
         raise ArgumentValueError(
             "placement_log",
@@ -249,7 +259,33 @@ def placement_log(sess: Session) -> list[str]:
             "make it with dp.Session(log_placement=True, ...), or use dp.placement(sess, "
             "fetches) for the devices ops ran on",
         )
-    return list(sess.placement_lines)
+    target = tf.compat.as_str(sess.sess_str)
+    if sess.placement_lines or not target.startswith("grpc://"):
+        return list(sess.placement_lines)  # in process (a server in this process too)
+    from devplace.cluster.launcher import task_log
+
+    path = task_log(target)
+    if path is None:
+        raise PlacementLogElsewhereError(
+            f"placement_log: {target} logs the placement in its own process, on its "
+            "standard error (lines 'op: (Type): device'), not here; devplace reads it only for "
+            "tasks of a LocalCluster started in this process. Hint: look in that server's "
+            "output, or use dp.placement(sess, fetches) for the devices ops ran on"
+        )
+    latest: dict[str, str] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        found = _PLACEMENT_LINE.match(line.strip())
+        if found and _in_graph(sess.graph, found["op"], found["type"]):
+            latest.pop(found["op"], None)
+            latest[found["op"]] = line.strip()
+    return list(latest.values())
+
+
+def _in_graph(graph: Any, name: str, op_type: str) -> bool:
+    try:
+        return bool(graph.get_operation_by_name(name).type == op_type)
+    except KeyError:
+        return False
 
 
 def init(sess: Any) -> None:

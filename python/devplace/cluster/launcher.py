@@ -32,10 +32,19 @@ from devplace.cluster.ready import wait_usable
 from devplace.cluster.state import ClusterState, ProcessEntry
 from devplace.errors import Error
 
-__all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster"]
+__all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster", "task_log"]
 
 _FORWARDER = "forwarder"
 _warned = False
+# The log file of every task of the LocalClusters this process runs, by session target.
+_TASK_LOGS: dict[str, Path] = {}
+
+
+def task_log(target: str) -> Path | None:
+    """The log file of the server at `target` (`grpc://127.0.0.1:port`) when it is a task of
+    a running `LocalCluster` of this process; else None. A master task logs there what it
+    prints, e.g. the placement of a session made with `log_placement=True`."""
+    return _TASK_LOGS.get(target)
 
 
 class ClusterStartError(Error, RuntimeError):
@@ -328,6 +337,8 @@ class LocalCluster:
     def _launch(self, roles: list[str]) -> None:
         for role in roles:
             self._spawn(role, self._server_command(role))
+            job, task = role.split("/")
+            _TASK_LOGS[self.target(job, int(task))] = self._log_file(role)
         self._wait(roles, self.start_timeout)
 
     def _wait(self, roles: list[str], timeout: float) -> None:
@@ -367,6 +378,9 @@ class LocalCluster:
             proc = self._procs[role]
             procs.stop(proc.pid, proc=proc, grace=5.0)
         self._procs.clear()
+        for job, addresses in self._spec.items():
+            for task in range(len(addresses)):
+                _TASK_LOGS.pop(specs.target(self._spec, job, task), None)
         self._spec = {}
         if self._reaper is not None:
             assert self._reaper.stdin is not None

@@ -1,4 +1,4 @@
-"""Cross-device transfers on remote sessions: what crosses devices, counted as in process.
+"""Remote sessions: cross-device transfers counted as in process, and the placement log.
 
 Real TF servers: `create_local_server()` in this process, and a `LocalCluster` of server
 processes for the ps/worker graphs of Géron's chapter 12 (Hands-On Machine Learning, 1st ed.).
@@ -7,6 +7,12 @@ session also ends each fetch with a `_Send` from the master's device to itself (
 side of the fetch); it has no `_Recv` in any partition and crosses nothing.
 """
 
+import json
+import socket
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 from matplotlib.text import Annotation
@@ -14,6 +20,7 @@ from matplotlib.text import Annotation
 import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.plot import profile_figure
+from devplace.session import PlacementLogElsewhereError
 from devplace.trace import read_trace
 
 pytestmark = pytest.mark.timeout(240)
@@ -145,3 +152,60 @@ def test_a_remote_profile_draws_the_transfers_its_title_counts(cluster, tmp_path
         fig, _ = profile_figure(trace)
         assert "7 transfers (28 B)" in " ".join(fig.axes[0].get_title().split())
         assert len(arrows(fig)) == 7
+
+
+def ps_worker_graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device("/job:ps"):
+            a = tf.Variable(1.0, name="a")
+        with tf.device("/job:worker/task:1"):
+            c = tf.add(a, 2.0, name="c")
+    return graph, a, c
+
+
+def test_the_placement_log_of_a_cluster_session_comes_from_its_master_task(cluster):
+    graph, a, c = ps_worker_graph()
+    with dp.Session(target=cluster.target("ps", 0), graph=graph, log_placement=True) as sess:
+        sess.run(a.initializer)
+        assert dp.run(sess, c) == 3.0
+        lines = dp.placement_log(sess)
+    # TF's master (the ps task, in its own process) logged them into ps-0.log
+    assert f"a: (VariableV2): {PS0}" in lines
+    assert f"c: (AddV2): {W1}" in lines
+    assert len(lines) == len({line.split(":")[0] for line in lines})  # one line per op
+    assert all(line in (cluster.workdir / "ps-0.log").read_text() for line in lines)
+
+
+def test_the_placement_log_of_a_server_devplace_did_not_start_says_where_it_is(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ready = tmp_path / "ready"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "devplace.cluster.server", "--spec"]
+        + [json.dumps({"worker": [f"127.0.0.1:{port}"]}), "--job", "worker"]
+        + ["--ready-file", str(ready), "--exit-with-parent"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not ready.exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ready.exists(), "the server did not start"
+        graph = tf.Graph()
+        with graph.as_default():
+            c = tf.constant(1.0, name="c")
+        target = f"grpc://127.0.0.1:{port}"
+        with dp.Session(target=target, graph=graph, log_placement=True, timeout=30) as sess:
+            assert dp.run(sess, c) == 1.0
+            with pytest.raises(PlacementLogElsewhereError) as info:
+                dp.placement_log(sess)
+        message = str(info.value)
+        assert target in message and "standard error" in message
+        assert "dp.placement(sess, fetches)" in message
+        assert isinstance(info.value, dp.Error)
+    finally:
+        server.kill()
+        server.wait(10)
