@@ -5,11 +5,16 @@ catch), that the message names the input, and that it says what to do next. Noth
 fail deep inside TensorFlow or be silently taken as something else (a truthy string).
 """
 
+import importlib
+import inspect
 import math
+import pkgutil
 
 import pytest
 
 import devplace as dp
+from devplace.atomic import FileWriteError
+from devplace.bridge.handles import UnknownHandleError
 
 tf = dp.tf
 HINT = ("Hint:", "expected e.g.")  # devplace's two ways of saying what a valid input is
@@ -17,6 +22,24 @@ HINT = ("Hint:", "expected e.g.")  # devplace's two ways of saying what a valid 
 
 def session(**options):
     return lambda: dp.Session(**options)
+
+
+def no_op_argument():
+    return "/cpu:0"
+
+
+def two_arguments(op, other):
+    return "/cpu:0"
+
+
+def in_device_scope(fn):
+    """Build one op inside `dp.device(fn)`."""
+
+    def build():
+        with dp.device(fn):
+            dp.constant(1.0)
+
+    return build
 
 
 BAD_INPUT = [
@@ -61,6 +84,19 @@ BAD_INPUT = [
     ),
     ("cpus=2**31", session(cpus=2**31), ValueError, ("cpus must be", "to 1024", "2147483648")),
     ("cpus=-1", session(cpus=-1), ValueError, ("cpus must be", "got -1")),
+    # No CPU device: TensorFlow would fail with "No CPU devices are available", no hint.
+    (
+        "cpus=0",
+        session(cpus=0),
+        ValueError,
+        ("cpus must be an integer from 1", "needs a CPU device", "got 0"),
+    ),
+    (
+        "Session(2, 'x')",
+        lambda: dp.Session(2, "x"),
+        TypeError,
+        ("Session: its arguments must be keyword arguments", "(2, 'x')", "dp.Session(cpus=2"),
+    ),
     ("timeout=NaN", session(timeout=math.nan), ValueError, ("timeout must be a finite", "nan")),
     ("timeout=Inf", session(timeout=math.inf), ValueError, ("timeout must be", "got inf")),
     ("timeout=0", session(timeout=0), ValueError, ("timeout must be", "greater than 0", "got 0")),
@@ -96,6 +132,37 @@ BAD_INPUT = [
     ("by_op_type bad device", lambda: dp.by_op_type({"MatMul": "/gpu:x"}), ValueError, "/gpu:x"),
     ("round_robin([])", lambda: dp.round_robin([]), ValueError, "round_robin: devices"),
     ("assign_to_device", lambda: dp.assign_to_device("gpu0"), ValueError, "'gpu0'"),
+    (
+        "device function of no argument",
+        in_device_scope(no_op_argument),
+        TypeError,
+        ("no_op_argument() takes no arguments", "a device function takes one argument, the op"),
+    ),
+    (
+        "device function of two arguments",
+        in_device_scope(two_arguments),
+        TypeError,
+        ("two_arguments(op, other) takes 2 arguments", "takes one argument, the op"),
+    ),
+    # Sessions where a session belongs.
+    (
+        "placement(None, c)",
+        lambda: dp.placement(None, dp.constant(1.0)),
+        TypeError,
+        ("placement: sess must be a session", "got None", "sess = dp.Session()"),
+    ),
+    (
+        "run_profile(sess='x')",
+        lambda: dp.run_profile(sess="x", fetches=dp.constant(1.0)),
+        TypeError,
+        ("run_profile: sess must be a session", "got 'x'", "run_profile(sess, fetches)"),
+    ),
+    (
+        "run_profile repeat=0",
+        lambda: dp.run_profile(dp.Session(), dp.constant(1.0), repeat=0),
+        ValueError,
+        ("run_profile: repeat must be a positive integer", "got 0"),
+    ),
     # Gradients, layers, logs.
     (
         "colocate='yes'",
@@ -136,3 +203,25 @@ def test_a_bad_device_function_result_names_the_function_and_the_op():
         with dp.device(to_symbol):
             dp.constant(1.0, name="c")
     assert "expected e.g." in str(info.value)
+
+
+def test_every_devplace_exception_is_a_devplace_error():
+    # `except dp.Error` catches whatever devplace raises; warnings and private control-flow
+    # exceptions aside. Each keeps the built-in type callers catch (FileWriteError: OSError).
+    stray = []
+    for module in pkgutil.walk_packages(dp.__path__, "devplace."):
+        if module.name.rsplit(".", 1)[-1] == "__main__":
+            continue  # running it is what importing it does
+        loaded = importlib.import_module(module.name)
+        for name, value in vars(loaded).items():
+            if (
+                inspect.isclass(value)
+                and value.__module__ == loaded.__name__
+                and issubclass(value, Exception)
+                and not issubclass(value, Warning)
+                and not name.startswith("_")
+                and not issubclass(value, dp.Error)
+            ):
+                stray.append(f"{module.name}.{name}")
+    assert stray == []
+    assert issubclass(FileWriteError, OSError) and issubclass(UnknownHandleError, KeyError)

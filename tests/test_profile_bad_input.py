@@ -1,4 +1,4 @@
-"""Bad traces and bad picture paths, through the Python API and the command line.
+"""Bad traces, bad picture paths and refused writes, through the Python API and the command line.
 
 Every case must end in a devplace error (API) or exit status 1 with one line on stderr (CLI)
 that names the input and the place inside it, never a traceback, and must write nothing.
@@ -21,7 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trace_builders import flow, hand_trace, process
 
+import devplace as dp
 import devplace.trace as trace_module
+from devplace.atomic import FileWriteError
 from devplace.cli import main
 from devplace.errors import Error
 from devplace.plot import PictureError, plot_profile
@@ -190,6 +192,30 @@ def test_the_command_names_an_unsupported_format(tmp_path):
     done = run_cli("profile", "show", str(trace), "-o", str(tmp_path / "x.xyz"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "x.xyz': .xyz is not a picture format; use one of .png, .svg, .pdf" in done.stderr
+
+
+REFUSED_WRITES = [
+    ("READONLY/t.json", "Permission denied", "is not writable for this user"),
+    ("folder", "Is a directory", "it is a folder: give a file name"),
+]
+
+
+@pytest.mark.parametrize("out, reason, fix", REFUSED_WRITES, ids=["permission denied", "a folder"])
+def test_writes_the_os_refuses_name_the_path_the_reason_and_a_fix(tmp_path, out, reason, fix):
+    (tmp_path / "folder").mkdir()
+    target = str(tmp_path / out).replace(str(tmp_path / "READONLY"), readonly_folder(tmp_path))
+    with dp.cpu(0):
+        fetch = dp.constant(1.0) + 1
+    sess = dp.Session()
+    profile = dp.run_profile(sess, fetch)
+    report = dp.placement(sess, fetch)
+    for write in (profile.save, dp.save_profile, report.to_json, report.to_csv):
+        with pytest.raises(FileWriteError) as info:
+            write(target)
+        assert isinstance(info.value, Error) and isinstance(info.value, OSError)
+        message = str(info.value)
+        assert f"cannot write {target!r}: {reason}. Hint: " in message and fix in message
+    assert not os.path.isfile(target)
 
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "seed-colocate-true.json").read_text())

@@ -11,17 +11,43 @@ import TensorFlow (the cluster forwarder) can use it too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from devplace.errors import Error
+
 __all__ = ["FileWriteError", "replace_file", "write_bytes", "write_text"]
 
 
-class FileWriteError(OSError):
+class FileWriteError(Error, OSError):
     """A file could not be written; the previous content (if any) is left as it was."""
+
+
+# What to do when the OS refuses a write, by errno.
+_FIXES = {
+    errno.EACCES: "{folder!r} is not writable for this user (devplace writes a temporary file "
+    "there and renames it over the target): choose a folder you can write to, or change its "
+    "permissions",
+    errno.EROFS: "{folder!r} is on a read-only file system: choose a path on a writable one",
+    errno.ENOSPC: "the disk holding {folder!r} is full: free some space or choose another disk",
+    errno.EDQUOT: "your disk quota is used up: free some space or choose another disk",
+    errno.ENAMETOOLONG: "the name is too long for the file system: choose a shorter one",
+    errno.EISDIR: "it is a folder: give a file name, e.g. {example!r}",
+}
+_FIXES[errno.EPERM] = _FIXES[errno.EACCES]
+
+
+def _refused(target: Path, err: OSError, after: str = "") -> FileWriteError:
+    """The error for a write the OS refused: the path, the OS's reason, and what to do."""
+    fix = _FIXES.get(err.errno or 0, "choose another path")
+    return FileWriteError(
+        f"cannot write {str(target)!r}: {err.strerror or err}{after}. Hint: "
+        + fix.format(folder=str(target.parent), example=str(target / "name"))
+    )
 
 
 @contextlib.contextmanager
@@ -42,12 +68,14 @@ def replace_file(
             f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist "
             "(create it first or choose another path)"
         )
+    if os.path.isdir(target):
+        raise _refused(target, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
     if "b" not in mode:
         open_kwargs.setdefault("encoding", "utf-8")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as err:
-        raise FileWriteError(f"cannot write {str(target)!r}: {err.strerror or err}") from err
+        raise _refused(target, err) from err
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, mode, **open_kwargs) as handle:
@@ -64,9 +92,7 @@ def replace_file(
         tmp.replace(target)
     except OSError as err:
         tmp.unlink(missing_ok=True)
-        raise FileWriteError(
-            f"cannot write {str(target)!r}: {err.strerror or err}; the previous file is unchanged"
-        ) from err
+        raise _refused(target, err, "; the previous file is unchanged") from err
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

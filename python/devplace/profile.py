@@ -16,7 +16,8 @@ from functools import cached_property
 from typing import Any
 
 from devplace.atomic import replace_file
-from devplace.errors import Error
+from devplace.errors import ArgumentValueError, Error
+from devplace.session import check_session
 from devplace.trace import TraceOp
 from devplace.traced import TracedRun
 from devplace.values import to_python
@@ -99,8 +100,15 @@ def run_profile(
     (`progress=None`), always (`True`) or never (`False`). Safe from several threads: traced
     runs take turns.
     """
+    check_session("run_profile", sess)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f"run_profile: repeat must be a positive integer, got {repeat!r}")
+        raise ArgumentValueError(
+            "run_profile",
+            "repeat",
+            repeat,
+            "a positive integer",
+            "repeat=1 traces one run; repeat=5 warms up once, then traces five",
+        )
     if repeat > 1:
         sess.run(fetches, feed_dict=feed)
     iterations: Any = range(repeat)

@@ -11,6 +11,7 @@ contract of `tf.compat.v1.device(fn)`.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -66,8 +67,39 @@ def _node_def(op: Any) -> Any:
     return op if isinstance(op, tf.NodeDef) else op.node_def
 
 
+def _takes_one_argument(fn: DeviceFunction) -> None:
+    """Refuse a device function TensorFlow cannot call with the op alone, naming its signature."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # no signature to read (some builtins): a wrong one fails at the call
+    try:
+        signature.bind(None)
+    except TypeError:
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+        positional = [
+            p
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        ]
+        takes = (
+            f"takes {len(positional) or 'no'} arguments"
+            if len(positional) != 1
+            else "also needs keyword arguments"
+        )
+        raise ArgumentTypeError(
+            "device",
+            "spec_or_fn",
+            fn,
+            "a device string, a DeviceSpec, or a device function of one argument",
+            f"{name}{signature} {takes}; a device function takes one argument, the op, and "
+            "returns a device string (def place(op): return '/device:CPU:0')",
+        ) from None
+
+
 def _checked_function(fn: DeviceFunction) -> DeviceFunction:
     """Wrap a user device function so a bad return value names the op and the function."""
+    _takes_one_argument(fn)
     name = getattr(fn, "__qualname__", repr(fn))
 
     def checked(op: Any) -> str:

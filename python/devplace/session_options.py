@@ -117,6 +117,10 @@ FLAG = Kind("True or False", _flag)
 DEVICE_COUNT = Kind(
     f"an integer from 0 to {MAX_DEVICES}", functools.partial(_integer, maximum=MAX_DEVICES)
 )
+CPU_COUNT = Kind(
+    f"an integer from 1 to {MAX_DEVICES} (TensorFlow needs a CPU device)",
+    functools.partial(_integer, maximum=MAX_DEVICES, minimum=1),
+)
 THREAD_COUNT = Kind(
     f"an integer from 0 (TensorFlow's choice) to {MAX_THREADS}",
     functools.partial(_integer, maximum=MAX_THREADS),
@@ -205,7 +209,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "cpus",
         None,
-        DEVICE_COUNT,
+        CPU_COUNT,
         _set_count("CPU"),
         "number of logical CPU devices (`cpus=4` gives `/device:CPU:0..3`)",
         "cpus=2 gives /device:CPU:0 and /device:CPU:1; leave it out for one CPU device",

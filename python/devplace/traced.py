@@ -26,6 +26,7 @@ from devplace._tf import tf, timeline
 from devplace.devices import split_lane
 from devplace.errors import Error
 from devplace.report import OpPlacement, PlacementReport
+from devplace.session import check_session
 from devplace.trace import Trace, TraceOp, Transfer, lane_kind, read_trace
 
 __all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
@@ -245,4 +246,5 @@ def _transfers(metadata: Any, graph: Any) -> list[Transfer]:
 
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
     """Run `fetches` once and report where every op ran and what crossed devices."""
+    check_session("placement", sess)
     return TracedRun.of(sess, fetches, feed).placement()

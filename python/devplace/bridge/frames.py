@@ -12,6 +12,8 @@ import struct
 import time
 from typing import Any
 
+from devplace.errors import Error
+
 __all__ = [
     "CALLBACK",
     "ERROR",
@@ -45,7 +47,7 @@ _READ_SIZE = 1 << 16
 DEFAULT_SPIN_US = float(os.environ.get("DEVPLACE_SPIN_US", "250"))
 
 
-class FrameError(Exception):
+class FrameError(Error):
     """The byte stream is not a sequence of frames any more (the stream is unusable)."""
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from devplace.errors import Error
+
 __all__ = ["HandleTable", "UnknownHandleError"]
 
 
-class UnknownHandleError(KeyError):
+class UnknownHandleError(Error, KeyError):
     """A handle id that is not (or no longer) in the table."""
 
     def __str__(self) -> str:

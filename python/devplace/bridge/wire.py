@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from devplace.errors import Error
+
 __all__ = [
     "DTYPE_CODES",
     "Context",
@@ -75,7 +77,7 @@ _TAG_U64 = struct.Struct("<BQ")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-class DecodeError(ValueError):
+class DecodeError(Error, ValueError):
     """Bytes that are not a well-formed value (bad tag, truncated, inconsistent sizes)."""
 
 

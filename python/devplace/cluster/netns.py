@@ -19,6 +19,8 @@ import subprocess
 import sys
 from functools import cache
 
+from devplace.errors import Error
+
 __all__ = ["NamespaceError", "isolate", "join_command", "loopback_up", "supported"]
 
 _CLONE_NEWNET = 0x40000000
@@ -27,7 +29,7 @@ _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
 
 
-class NamespaceError(OSError):
+class NamespaceError(Error, OSError):
     """A network namespace could not be made or joined."""
 
 

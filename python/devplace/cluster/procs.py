@@ -16,6 +16,8 @@ from pathlib import Path
 
 import psutil
 
+from devplace.errors import Error
+
 __all__ = [
     "ProcessStartError",
     "alive",
@@ -27,7 +29,7 @@ __all__ = [
 ]
 
 
-class ProcessStartError(RuntimeError):
+class ProcessStartError(Error, RuntimeError):
     """A process did not become ready: it exited, or the deadline passed."""
 
 
