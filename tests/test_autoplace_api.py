@@ -122,3 +122,48 @@ def test_op_without_a_kernel_on_any_device_is_named():
         problem_from_graph(y, CPUS)
     with pytest.raises(InfeasibleError, match="'unique'"):
         autoplace(y, devices=CPUS)
+
+
+def test_autoplace_takes_the_fetch_forms_dp_placement_takes():
+    x, y = build()
+    want = autoplace(y, devices=CPUS, strategy="round_robin").devices
+    for fetches in ({"y": y}, [y], (y,), {"out": [y]}, y.op, "y", "y:0"):
+        assert autoplace(fetches, devices=CPUS, strategy="round_robin").devices == want, fetches
+    with dp.Session(cpus=2, optimize=False) as sess:
+        dp.init(sess)
+        report = dp.placement(sess, {"y": y}, feed={x: np.ones([8, 16], np.float32)})
+    assert report.actual("y")  # the same dict form runs in dp.placement
+    with pytest.raises(AutoPlacementError, match=r"fetch 3.*as dp.placement takes"):
+        autoplace({"y": 3}, devices=CPUS)
+
+
+def _three_branches():
+    """Three relu(matmul) branches over one input, summed (the graph recorded in BEFORE)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [64, 128], name="x")
+        branches = []
+        for t in range(3):
+            w = tf.Variable(tf.ones([128, 128]), name=f"w{t}")
+            branches.append(tf.nn.relu(tf.matmul(x, w), name=f"r{t}"))
+        y = tf.reduce_sum(tf.add_n(branches), name="y")
+    return graph, y
+
+
+#: Predicted step times (µs, static estimates, two CPUs) recorded before `autoplace` was split
+#: into parts and the placers re-registered (commit 1809db5).
+BEFORE = {
+    "exhaustive": 446.09159999999997,
+    "heft": 453.6452,
+    "round_robin": 454.64599999999996,
+    "m_etf": 450.36839999999995,
+    "auto": 446.09159999999997,
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(BEFORE))
+def test_autoplace_predicts_what_it_predicted_before(strategy):
+    graph, y = _three_branches()
+    p = autoplace(y, devices=CPUS, strategy=strategy, graph=graph, budget=3.0)
+    assert p.predicted_step_time == pytest.approx(BEFORE[strategy], rel=1e-9)
+    assert p.single_device == pytest.approx({"/device:CPU:0": 700.8524, "/device:CPU:1": 700.8524})

@@ -18,17 +18,23 @@ from devplace.autoplacer import (
     place,
     simulate,
 )
-from devplace.autoplacer.placers import BASELINES
+from devplace.autoplacer.placers import BASELINES, PLACERS, Placer
 from devplace.autoplacer.placers.contiguous import contiguous, depth_first_order
 from devplace.autoplacer.placers.exhaustive import exhaustive
 from devplace.autoplacer.placers.heft import heft
 from devplace.autoplacer.placers.m_sct import favourite_parents
 from devplace.autoplacer.placers.milp import milp_placement
-from devplace.autoplacer.placers.search import search
-from devplace.autoplacer.strategies import choose
-from devplace.autoplacer.workloads import chain, fork_join, random_layered
+from devplace.autoplacer.placers.search import PORTFOLIO_ORDER, run_search, search
+from devplace.autoplacer.strategies import STRATEGIES, choose
+from devplace.autoplacer.workloads import chain, fork_join, inception_module, random_layered
 
-ALL = [*BASELINES, "contiguous", "search", "auto"]
+#: Every strategy, from the registry: each registered placer and "auto".
+ALL = list(STRATEGIES)
+
+
+def _budget(name: str) -> float:
+    """Seconds for a placer in these tests: the exact ones get enough to finish small graphs."""
+    return 5.0 if name in PLACERS and PLACERS[name].scaling == "exponential" else 0.05
 
 
 @st.composite
@@ -70,7 +76,7 @@ def problems(draw: st.DrawFn, max_ops: int = 8) -> Problem:
 @given(problems())
 def test_every_placer_respects_kernels_groups_and_memory(p: Problem):
     for name in ALL:
-        a = place(p, name, budget_s=0.05)
+        a = place(p, name, budget_s=_budget(name))
         p.check(a)  # kernels and colocation
         s = simulate(p, a)
         if name not in ("single", "tf_default"):  # these ignore memory, as TF does
@@ -99,7 +105,7 @@ def test_exhaustive_finds_the_brute_force_optimum(p: Problem):
     seeded = exhaustive(p, incumbent=search(p, 0.02))  # tries the incumbent's devices first
     assert seeded.optimal and simulate(p, seeded.assignment).makespan == pytest.approx(opt)
     for name in ALL:
-        s = simulate(p, place(p, name, budget_s=0.05))
+        s = simulate(p, place(p, name, budget_s=_budget(name)))
         assert s.makespan >= opt - 1e-9 or not s.feasible
 
 
@@ -278,3 +284,61 @@ def test_round_robin_deals_in_topological_order():
 def test_m_topo_gives_each_accelerator_one_contiguous_chunk():
     a = BASELINES["m_topo"](_two_acc_problem(6)).tolist()
     assert a == [1, 1, 1, 2, 2, 2]
+
+
+def test_the_registry_is_every_placer_module_declaring_one_placer():
+    import importlib
+    import pkgutil
+
+    import devplace.autoplacer.placers as package
+
+    modules = [m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
+    declared = {importlib.import_module(f"{package.__name__}.{m}").PLACER.name for m in modules}
+    assert declared == set(PLACERS) and len(modules) == len(PLACERS)
+    assert ALL == [*PLACERS, "auto"]
+    for placer in PLACERS.values():
+        assert isinstance(placer, Placer)
+        solution = placer.solve(chain(6), _budget(placer.name))  # one shape: a Solution
+        assert solution.assignment.shape == (6,) and solution.optimal in (None, True, False)
+
+
+def test_search_starts_from_exactly_the_portfolio_placers():
+    assert set(BASELINES) == {name for name, p in PLACERS.items() if p.portfolio}
+    assert set(PORTFOLIO_ORDER) <= set(BASELINES)  # ordering only: it adds nobody
+    tried = run_search(random_layered(12, seed=1), budget_s=0.5).skipped
+    assert set(tried) <= set(BASELINES)  # skipped ones are portfolio members too
+
+
+def test_size_limits_live_with_their_placer():
+    from devplace.autoplacer.placers import exhaustive as ex
+    from devplace.autoplacer.placers import m_etf, m_sct
+    from devplace.autoplacer.placers import milp as mi
+
+    assert PLACERS["exhaustive"].max_groups == ex.MAX_EXHAUSTIVE_GROUPS
+    assert PLACERS["milp"].max_ops == mi.MAX_MILP_OPS
+    assert PLACERS["m_etf"].max_ops == m_etf.MAX_ETF_OPS
+    assert PLACERS["m_sct"].max_ops == m_sct.MAX_SCT_OPS
+    big = random_layered(ex.MAX_EXHAUSTIVE_GROUPS + 1, seed=0)
+    for call in (lambda: exhaustive(big), lambda: PLACERS["exhaustive"](big)):
+        with pytest.raises(AutoPlacementError, match="exhaustive is for at most 14 colocation"):
+            call()
+
+
+#: Recorded before the registry and the exact placers were restructured (commit 1809db5):
+#: exhaustive's optimum, and the MILP's model value and its assignment's simulated makespan.
+BEFORE = [
+    (lambda: chain(8), 44.23766942401299, 44.237669424013006, 44.23766942401299),
+    (lambda: fork_join(3, 2, seed=1), 34.93409196917903, 33.06320098894454, 40.06157650926059),
+    (lambda: random_layered(9, seed=1), 27.363847848123605, 27.363847848123555, 27.363847848123605),
+    (lambda: inception_module(0), 58.20043428015729, 54.977012674072874, 66.40689089529124),
+]
+
+
+@pytest.mark.parametrize(("build", "optimum", "milp_value", "milp_makespan"), BEFORE)
+def test_exact_placers_give_the_results_they_gave_before(build, optimum, milp_value, milp_makespan):
+    p = build()
+    found = exhaustive(p)
+    assert found.optimal and simulate(p, found.assignment).makespan == pytest.approx(optimum)
+    r = milp_placement(p, time_limit=30)
+    assert r.optimal and r.value == pytest.approx(milp_value, rel=1e-6)
+    assert simulate(p, r.assignment).makespan == pytest.approx(milp_makespan, rel=1e-6)

@@ -47,6 +47,34 @@ class AutoPlacement:
     asked: str = "auto"
     notes: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(
+        cls,
+        problem: Problem,
+        ops: Sequence[Any],
+        assignment: np.ndarray,
+        strategy: str,
+        singles: Mapping[str, np.ndarray],
+        asked: str,
+    ) -> AutoPlacement:
+        """The result of placing `ops` (problem op order) by `assignment`, made by `strategy`,
+        with the single-device placements' predicted times (`seconds` still to be set)."""
+        schedule = simulate(problem, assignment)
+        return cls(
+            devices={
+                op.name: problem.devices[a].name for op, a in zip(ops, assignment, strict=True)
+            },
+            predicted_step_time=schedule.makespan,
+            strategy=strategy,
+            problem=problem,
+            schedule=schedule,
+            seconds=0.0,
+            single_device={
+                k[len("single:") :]: simulate(problem, a).makespan for k, a in singles.items()
+            },
+            asked=asked,
+        )
+
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
         return self.devices[op_name]
@@ -236,27 +264,13 @@ def autoplace(
     singles = _singles(problem)
     if strategy == "auto":
         assignment, label = _not_slower_than_one_device(problem, assignment, label, singles)
-    measured: dict[str, float] = {}
-    predicted: dict[str, float] = {}
+    result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
         label, measured, predicted = _verified(
             problem, candidates, lambda names: _measure(session, fetches, feed, ops, names, runs)
         )
-        assignment = candidates[label]
-    schedule = simulate(problem, assignment)
-    return AutoPlacement(
-        devices={op.name: problem.devices[a].name for op, a in zip(ops, assignment, strict=True)},
-        predicted_step_time=schedule.makespan,
-        strategy=label,
-        problem=problem,
-        schedule=schedule,
-        seconds=time.perf_counter() - t0,
-        single_device={
-            k[len("single:") :]: simulate(problem, a).makespan for k, a in singles.items()
-        },
-        measured=measured,
-        predicted=predicted,
-        asked=strategy,
-        notes=notes,
-    )
+        result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked=strategy)
+        result.measured, result.predicted = measured, predicted
+    result.notes, result.seconds = notes, time.perf_counter() - t0
+    return result

@@ -19,7 +19,7 @@ import numpy as np
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner, Placer, Solution, device_classes
-from devplace.autoplacer.placers.heft import heft_start
+from devplace.autoplacer.placers.heft import heft, heft_start
 from devplace.autoplacer.simulator import simulate
 
 __all__ = ["MAX_EXHAUSTIVE_GROUPS", "PLACER", "exhaustive"]
@@ -175,6 +175,7 @@ def exhaustive(
         optimal = False
     if search.best_a is None:
         if optimal:
+            heft(problem)  # none fits, so HEFT cannot either: its error names the op
             raise InfeasibleError(
                 f"no assignment of problem {problem.name!r} fits the memory caps; "
                 "hint: add devices or memory"

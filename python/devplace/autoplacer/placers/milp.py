@@ -23,7 +23,7 @@ from scipy.sparse import lil_matrix
 
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers._common import Assigner, Placer, Solution
-from devplace.autoplacer.placers.heft import heft_start
+from devplace.autoplacer.placers.heft import heft, heft_start
 from devplace.autoplacer.simulator import simulate
 
 __all__ = ["MAX_MILP_OPS", "PLACER", "MilpResult", "milp_placement"]
@@ -234,6 +234,7 @@ def milp_placement(
                 f"the MILP for problem {problem.name!r} found no assignment within its "
                 f"{time_limit:g} s budget; hint: raise the budget, or use strategy 'search'"
             )
+        heft(problem)  # none fits, so HEFT cannot either: its error names the op
         raise InfeasibleError(
             f"MILP for problem {problem.name!r} found no feasible assignment ({res.message}); "
             "hint: check memory caps"
