@@ -12,7 +12,7 @@ from typing import Any
 from devplace._fdcapture import capture_fds
 from devplace._tf import tf
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
-from devplace.errors import ArgumentValueError, Error
+from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
 from devplace.gpu_memory import note_session
 from devplace.session_options import (
     SessionOptionTypeError,
@@ -28,6 +28,7 @@ __all__ = [
     "DevicePlacementError",
     "PlacementLogElsewhereError",
     "Session",
+    "check_session",
     "init",
     "placement_log",
     "run",
@@ -157,8 +158,22 @@ class Session(tf.Session):
     _session = None
 
     def __init__(
-        self, *, target: str | None = None, config: Any = None, graph: Any = None, **options: Any
+        self,
+        *positional: Any,
+        target: str | None = None,
+        config: Any = None,
+        graph: Any = None,
+        **options: Any,
     ):
+        if positional:
+            raise ArgumentTypeError(
+                "Session",
+                "its arguments",
+                positional,
+                "keyword arguments",
+                "name each one, e.g. dp.Session(cpus=2, target='grpc://HOST:PORT'); "
+                "tf.Session's positional (target, graph, config) are keywords here too",
+            )
         target = check_target(target)
         if options.get("timeout") is None and target.startswith("grpc://"):
             options["timeout"] = DEFAULT_REMOTE_TIMEOUT
@@ -286,6 +301,18 @@ def _in_graph(graph: Any, name: str, op_type: str) -> bool:
         return bool(graph.get_operation_by_name(name).type == op_type)
     except KeyError:
         return False
+
+
+def check_session(function: str, sess: Any) -> None:
+    """Refuse, naming `function` and its `sess` argument, what is not a TensorFlow session."""
+    if not (callable(getattr(sess, "run", None)) and hasattr(sess, "graph")):
+        raise ArgumentTypeError(
+            function,
+            "sess",
+            sess,
+            "a session (dp.Session or tf.Session)",
+            f"make one with sess = dp.Session() and pass it first: {function}(sess, fetches)",
+        )
 
 
 def init(sess: Any) -> None:

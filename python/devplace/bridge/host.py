@@ -20,6 +20,7 @@ from devplace.bridge import frames, wire
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
 from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
+from devplace.errors import Error
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 
@@ -75,7 +76,7 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(lines)
 
 
-class ProtocolError(Exception):
+class ProtocolError(Error):
     """A well-framed message that breaks the protocol (bad kind, opcode or body)."""
 
 
