@@ -224,6 +224,21 @@ class Session(tf.Session):
             raise DevicePlacementError(
                 op_name, requested, self.devices(), err, soft=self.config.allow_soft_placement
             ) from err
+        except tf.errors.OpError as err:
+            better = self._explain(err)
+            if better is err:
+                raise
+            raise better from err
+
+    def _explain(self, err: Exception) -> Exception:
+        """On a `grpc://` target, a dead or hung peer's error naming its address and a fix."""
+        target = tf.compat.as_str(self.sess_str)
+        if not target.startswith("grpc://"):
+            return err
+        from devplace.cluster.errors import explain
+
+        timeout = self.config.operation_timeout_in_ms / 1000 or None
+        return explain(err, None, target, timeout)
 
     def _captured(self, call: Any) -> Any:
         if not self._log_placement:

@@ -1,8 +1,10 @@
-"""`devplace cluster up|down`: a local cluster of TF servers on loopback ports.
+"""`devplace cluster up|down|serve|wait`: clusters of TF servers, on one machine or many.
 
 `up` starts the servers, prints the spec (and writes it as JSON), records the PIDs in a state
 file and runs until Ctrl-C (or SIGTERM), then stops them. `down` stops the cluster recorded in
-the state file, by PID, from another terminal.
+the state file, by PID, from another terminal. `serve` runs this host's one task of a cluster
+(from a spec, TF_CONFIG or a Slurm step) until Ctrl-C or SIGTERM; `wait` returns once every
+task of a spec answers (the chief's side).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from devplace.cluster import LocalCluster
 
-__all__ = ["down", "register", "up"]
+__all__ = ["down", "register", "serve", "up", "wait"]
 
 
 def _count(least: int) -> object:
@@ -87,6 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.set_defaults(func=up)
     stop = actions.add_parser("down", parents=[common], help="stop the cluster `up` started")
     stop.set_defaults(func=down)
+    _register_serve(actions)
+    _register_wait(actions)
     parser.set_defaults(func=lambda args: _usage(parser))
 
 
@@ -209,4 +213,125 @@ def down(args: argparse.Namespace) -> int:
         print(f"devplace cluster: {err}", file=sys.stderr)
         return 1
     print(f"devplace cluster: stopped {', '.join(stopped) or 'nothing (it had already exited)'}")
+    return 0
+
+
+_SERVE_DESCRIPTION = """\
+Serve this host's task of a cluster in the foreground until Ctrl-C or SIGTERM. Name the task
+in one of three ways:
+  --spec FILE --job NAME --task I   a spec file (JSON: {"worker": ["10.0.0.1:2222", ...]})
+  (no arguments)                    the TF_CONFIG environment variable, as TF's strategies use
+  --from-slurm                      a Slurm step (run under srun): TF's SlurmClusterResolver
+Before starting it checks that the task's address is one of this host's and its port is free.
+Once the server accepts connections it prints the task, its address and "serving".
+TF servers have no authentication: run them on a private network (docs/cluster.md)."""
+
+
+def _register_serve(actions: argparse._SubParsersAction) -> None:
+    serve_ = actions.add_parser(
+        "serve",
+        help="serve this host's task of a cluster (spec, TF_CONFIG or Slurm) until Ctrl-C",
+        description=_SERVE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve_.add_argument("--spec", metavar="FILE", help="cluster spec (JSON file or text)")
+    serve_.add_argument("--job", metavar="NAME", help="this task's job in the spec")
+    serve_.add_argument("--task", type=_count(0), metavar="I", help="its index (default 0)")
+    serve_.add_argument(
+        "--from-slurm", action="store_true", help="take the task from the Slurm step (srun)"
+    )
+    serve_.add_argument(
+        "--slurm-jobs",
+        metavar="JOB=N,...",
+        help="with --from-slurm: jobs and their task counts in Slurm task order, e.g. "
+        "ps=1,worker=3 (default: every Slurm task a worker)",
+    )
+    serve_.add_argument(
+        "--port-base", type=_count(1), default=8888, metavar="P", help="Slurm: first port (8888)"
+    )
+    serve_.add_argument(
+        "--cores",
+        metavar="K|LIST",
+        help="pin the server to K cores (the first K usable) or a core list (0-3,6; 6-6 for "
+        "core 6 alone), with that many threads per pool",
+    )
+    serve_.add_argument("--cpus", type=_count(1), default=1, metavar="C", help="CPU devices (1)")
+    serve_.add_argument(
+        "--wait",
+        type=float,
+        metavar="S",
+        help="after serving, wait up to S seconds until every task answers; fail if not",
+    )
+    serve_.add_argument("--write-spec", type=Path, metavar="FILE", help="write the spec here")
+    serve_.add_argument(
+        "--start-timeout", type=float, default=120.0, metavar="S", help="seconds to start (120)"
+    )
+    serve_.set_defaults(func=serve)
+
+
+def _slurm_jobs(text: str | None) -> dict[str, int] | None:
+    if text is None:
+        return None
+    jobs: dict[str, int] = {}
+    for part in text.split(","):
+        name, _, count = part.partition("=")
+        if not name.strip() or not count.strip().isdigit() or int(count) < 1:
+            raise ValueError(f"--slurm-jobs {text!r}: expected JOB=N pairs such as ps=1,worker=3")
+        jobs[name.strip()] = int(count)
+    return jobs
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve this host's task until Ctrl-C or SIGTERM; 1 with the reason if it cannot."""
+    from devplace.cluster.probe import ClusterNotReadyError
+    from devplace.cluster.serving import serve as serve_task
+
+    try:
+        serve_task(
+            args.spec,
+            args.job,
+            args.task,
+            from_slurm=args.from_slurm,
+            slurm_jobs=_slurm_jobs(args.slurm_jobs),
+            port_base=args.port_base,
+            cores=args.cores,
+            cpus=args.cpus,
+            wait=args.wait,
+            write_spec=args.write_spec,
+            start_timeout=args.start_timeout,
+        )
+    except (ValueError, OSError, RuntimeError, ClusterNotReadyError) as err:
+        print(f"devplace cluster serve: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # a second Ctrl-C while stopping
+        return 130
+    return 0
+
+
+def _register_wait(actions: argparse._SubParsersAction) -> None:
+    wait_ = actions.add_parser(
+        "wait",
+        help="wait until every task of a spec answers (the chief's side)",
+        description="Return (status 0) once every task of the spec answers; else, after the "
+        "timeout, name the tasks that do not (status 1).",
+    )
+    wait_.add_argument("spec", metavar="SPEC", help="cluster spec (JSON file or text)")
+    wait_.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="seconds to wait (60)"
+    )
+    wait_.set_defaults(func=wait)
+
+
+def wait(args: argparse.Namespace) -> int:
+    """Wait until every task answers; 1 naming those that do not."""
+    from devplace.cluster.probe import ClusterNotReadyError, wait_ready
+    from devplace.cluster.spec import ClusterSpecError, task_table
+
+    try:
+        took = wait_ready(args.spec, args.timeout)
+    except (ClusterNotReadyError, ClusterSpecError) as err:
+        print(f"devplace cluster wait: {err}", file=sys.stderr)
+        return 1
+    count = sum(len(tasks) for tasks in task_table(args.spec).values())
+    print(f"devplace cluster: all {count} tasks answer ({took:.1f} s)")
     return 0

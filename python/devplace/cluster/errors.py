@@ -158,8 +158,9 @@ def _describe(statuses: list[TaskStatus]) -> str:
 
 _RESTART = (
     "Hint: the server process has died or was never started: start it again on the same "
-    "address (LocalCluster.restart, or `devplace cluster up`), then make a new session and "
-    "restore the variables from the last checkpoint (Checkpointer.reconnect)"
+    "address (`devplace cluster serve` on its host, LocalCluster.restart, or `devplace "
+    "cluster up`), then make a new session and restore the variables from the last "
+    "checkpoint (Checkpointer.reconnect)"
 )
 _RESTORE = (
     ", and a restarted task has lost its variables and graphs. Hint: make a new session and "
@@ -187,6 +188,10 @@ def explain(
     if kind is None:
         return err
     known = _known_tasks(spec, target)
+    # without a spec, the peers TF's message names by address are the tasks we know of
+    for found in _ADDRESS.finditer(err.message):
+        if all(found["address"] != a for _, _, a in known):
+            known.append((None, None, found["address"]))
     statuses = _statuses(known, probe_timeout)
     gone = [s for s in statuses if s.state == GONE]
     silent = [s for s in statuses if s.state == SILENT]
@@ -206,11 +211,17 @@ def explain(
         at_fault = silent
     elif kind is tf.errors.DeadlineExceededError:
         limit = f"the timeout of {timeout:g} s" if timeout else "the session's timeout"
-        message = (
-            f"the operation took longer than {limit}, yet every task answers "
-            f"({', '.join(s.name for s in statuses) or 'no tasks known'}). Hint: if the step "
-            "is just slow, pass a larger timeout to the Session"
-        )
+        answering = ", ".join(s.name for s in statuses) or "no tasks known"
+        message = f"the operation took longer than {limit}, yet every task answers ({answering})"
+        if spec is None:  # a plain session knows its master only
+            message += (
+                ". Another task of the master's cluster may be dead or hung (TF retries it "
+                "until the deadline). Hint: make the session with devplace.cluster."
+                "ClusterSession(spec, job, task) to have that task named, or run `devplace "
+                "cluster wait SPEC`; if the step is just slow, pass a larger timeout"
+            )
+        else:
+            message += ". Hint: if the step is just slow, pass a larger timeout to the Session"
         at_fault = []
     else:
         named = set(_mentioned(err.message, known))

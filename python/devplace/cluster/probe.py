@@ -3,6 +3,7 @@
 A live gRPC server answers the HTTP/2 connection preface with its SETTINGS frame at once. A
 process that is gone refuses the connection (or, behind the launcher's forwarder, the
 connection is closed); a stopped or hung one accepts (the kernel does that) but never answers.
+`wait_ready` probes every task of a spec until all answer. Nothing here loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -11,8 +12,21 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ALIVE", "GONE", "SILENT", "Probe", "probe", "probe_all"]
+from devplace.cluster import spec as specs
+from devplace.errors import Error
+
+__all__ = [
+    "ALIVE",
+    "GONE",
+    "SILENT",
+    "ClusterNotReadyError",
+    "Probe",
+    "probe",
+    "probe_all",
+    "wait_ready",
+]
 
 ALIVE = "alive"
 GONE = "gone"
@@ -73,3 +87,43 @@ def probe_all(addresses: list[str], timeout: float = 1.0) -> list[Probe]:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(addresses))) as pool:
         return list(pool.map(lambda a: probe(a, timeout), addresses))
+
+
+class ClusterNotReadyError(Error, TimeoutError):
+    """Tasks of a cluster did not answer in time; `tasks` names them (`/job:worker/task:1`)."""
+
+    def __init__(self, message: str, tasks: list[str]):
+        super().__init__(message)
+        self.tasks = tasks
+
+
+def wait_ready(spec: Any, timeout: float = 60.0, probe_timeout: float = 1.0) -> float:
+    """Return once every task of `spec` answers (seconds waited); else raise after `timeout`.
+
+    spec: any form `devplace.cluster.as_spec` takes. Each round probes all tasks at once (at
+    most `probe_timeout` s). `ClusterNotReadyError` names each task that does not answer,
+    its address and what the last probe found.
+    """
+    start = time.monotonic()
+    named = [
+        (specs.task_name(job, task), address)
+        for job, by_index in specs.task_table(spec).items()
+        for task, address in sorted(by_index.items())
+    ]
+    while True:
+        left = timeout - (time.monotonic() - start)
+        found = probe_all([address for _, address in named], max(0.05, min(probe_timeout, left)))
+        late = [(name, p) for (name, _), p in zip(named, found, strict=True) if p.state != ALIVE]
+        if not late:
+            return time.monotonic() - start
+        if time.monotonic() - start + 0.2 > timeout:
+            break
+        time.sleep(0.2)
+    said = "; ".join(f"{name} at {p.address} is {p.state} ({p.detail})" for name, p in late)
+    raise ClusterNotReadyError(
+        f"cluster not ready after {timeout:g} s: {len(late)} of {len(named)} tasks do not "
+        f"answer: {said}. Hint: start each with `devplace cluster serve` on its host (the "
+        "address in the spec must be that host's), check that no firewall blocks the port, or "
+        "wait longer (a larger timeout)",
+        [name for name, _ in late],
+    )

@@ -37,17 +37,9 @@ class ClusterSession(Session):
         kwargs["timeout"] = self.timeout - reserve
         super().__init__(target=self.target, **kwargs)
 
-    def run(
-        self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
-    ) -> Any:
-        """`devplace.Session.run`, with peer failures explained."""
-        try:
-            return super().run(fetches, feed_dict, options, run_metadata)
-        except Exception as err:
-            better = explain(err, self.cluster_spec, self.target, self.timeout, self.probe_timeout)
-            if better is err:
-                raise
-            raise better from err
+    def _explain(self, err: Exception) -> Exception:
+        """Peer failures name the tasks of the whole spec at fault (`Session.run` calls it)."""
+        return explain(err, self.cluster_spec, self.target, self.timeout, self.probe_timeout)
 
     def close(self) -> None:
         """Close the session; one whose master died or restarted is already gone, quietly."""

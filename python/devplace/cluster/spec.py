@@ -3,7 +3,8 @@
 A spec is TF's `tf.train.ClusterSpec`; every function here also takes the plain forms a user
 (or the Julia side) has at hand: a dict `{"ps": ["127.0.0.1:2222"], "worker": [...]}`, its
 JSON text, or a path to a JSON file. Malformed specs raise `ClusterSpecError` naming the job,
-task and address at fault.
+task and address at fault. Only `as_spec` loads TensorFlow: a process that just reads a spec
+(`devplace cluster serve` before it starts its server, `wait_ready`) does not pay for it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from devplace import atomic
-from devplace._tf import tf
 from devplace.devices import Device, canonical_device
 from devplace.errors import Error
 
@@ -31,6 +31,7 @@ __all__ = [
     "read_spec",
     "spec_dict",
     "target",
+    "task_table",
     "task_at",
     "task_name",
     "tasks",
@@ -120,12 +121,13 @@ def _load_text(text: str, origin: str) -> Any:
         raise ClusterSpecError(f"cluster spec {origin}: not valid JSON ({err}); {_HINT}") from None
 
 
-def as_spec(spec: SpecLike) -> Any:
-    """A validated `tf.train.ClusterSpec` from a ClusterSpec, dict, JSON text, or JSON file path.
+def task_table(spec: SpecLike) -> dict[str, dict[int, str]]:
+    """The validated spec as `{job: {task index: address}}`, without loading TensorFlow.
 
-    A JSON file may hold the spec itself or an object with a `"cluster"` key (TF_CONFIG style).
+    Takes a ClusterSpec, dict, JSON text, or JSON file path; a JSON file may hold the spec
+    itself or an object with a `"cluster"` key (TF_CONFIG style).
     """
-    if isinstance(spec, tf.train.ClusterSpec):
+    if hasattr(spec, "as_dict") and hasattr(spec, "task_address"):  # a tf.train.ClusterSpec
         raw: Any = spec.as_dict()
     elif isinstance(spec, Mapping):
         raw = spec
@@ -150,7 +152,14 @@ def as_spec(spec: SpecLike) -> Any:
         raw = raw["cluster"]
     if not isinstance(raw, Mapping):
         raise ClusterSpecError(f"cluster spec must be a JSON object of jobs, got {raw!r}; {_HINT}")
-    checked = _from_mapping(raw)
+    return _from_mapping(raw)
+
+
+def as_spec(spec: SpecLike) -> Any:
+    """A validated `tf.train.ClusterSpec` from any form `task_table` takes."""
+    from devplace._tf import tf
+
+    checked = task_table(spec)
     dense = {
         job: [by_index[i] for i in range(len(by_index))]
         for job, by_index in checked.items()
@@ -164,46 +173,43 @@ def spec_dict(spec: SpecLike) -> dict[str, list[str]]:
 
     Sparse jobs (tasks 0 and 2 only) cannot be lists: use `tasks` and `address` for those.
     """
-    cluster = as_spec(spec)
     out: dict[str, list[str]] = {}
-    for job in cluster.jobs:
-        indices = cluster.task_indices(job)
+    for job, by_index in task_table(spec).items():
+        indices = sorted(by_index)
         if indices != list(range(len(indices))):
             raise ClusterSpecError(
                 f"cluster spec: job {job!r} has tasks {indices}, not 0..n-1; it has no list form"
             )
-        out[job] = [cluster.task_address(job, i) for i in indices]
+        out[job] = [by_index[i] for i in indices]
     return out
 
 
 def jobs(spec: SpecLike) -> list[str]:
     """The job names, sorted."""
-    return sorted(as_spec(spec).jobs)
+    return sorted(task_table(spec))
 
 
-def _job(cluster: Any, job: str) -> str:
-    if job not in cluster.jobs:
+def _job(table: dict[str, dict[int, str]], job: str) -> dict[int, str]:
+    if job not in table:
         raise ClusterSpecError(
-            f"cluster spec has no job {job!r}; its jobs are {', '.join(sorted(cluster.jobs))}"
+            f"cluster spec has no job {job!r}; its jobs are {', '.join(sorted(table))}"
         )
-    return job
+    return table[job]
 
 
 def tasks(spec: SpecLike, job: str) -> list[int]:
     """The task indices of `job`."""
-    cluster = as_spec(spec)
-    return list(cluster.task_indices(_job(cluster, job)))
+    return sorted(_job(task_table(spec), job))
 
 
 def address(spec: SpecLike, job: str, task: int = 0) -> str:
     """The `host:port` of one task."""
-    cluster = as_spec(spec)
-    if int(task) not in cluster.task_indices(_job(cluster, job)):
+    by_index = _job(task_table(spec), job)
+    if int(task) not in by_index:
         raise ClusterSpecError(
-            f"cluster spec: job {job!r} has no task {task}; "
-            f"its tasks are {cluster.task_indices(job)}"
+            f"cluster spec: job {job!r} has no task {task}; its tasks are {sorted(by_index)}"
         )
-    return cluster.task_address(job, int(task))
+    return by_index[int(task)]
 
 
 def target(spec: SpecLike, job: str = "worker", task: int = 0) -> str:
@@ -219,10 +225,9 @@ def task_name(job: str, task: int) -> str:
 def task_at(spec: SpecLike, addr: str) -> tuple[str, int] | None:
     """The `(job, task)` listening at `addr` (`host:port` or `grpc://host:port`), if any."""
     addr = addr.removeprefix("grpc://")
-    cluster = as_spec(spec)
-    for job in cluster.jobs:
-        for index in cluster.task_indices(job):
-            if cluster.task_address(job, index) == addr:
+    for job, by_index in task_table(spec).items():
+        for index, task_address in sorted(by_index.items()):
+            if task_address == addr:
                 return job, index
     return None
 
