@@ -273,3 +273,17 @@ def test_each_tower_runs_on_its_own_logical_gpu(request_):
         ran = {device for name, device in actual.items() if name.startswith(f"tower{i}/")}
         assert ran == {f"/device:GPU:{i}"}, (i, ran)
     assert actual["AddN"] == "/device:CPU:0"
+
+
+@requires_gpu
+def test_devices_command_lists_the_logical_gpus_with_their_memory():
+    done = subprocess.run(
+        [sys.executable, "-m", "devplace", "devices", "--virtual-gpus", "1024,2048", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    gpus = [row for row in json.loads(done.stdout) if row["type"] == "GPU"]
+    assert [row["name"] for row in gpus] == [f"/device:GPU:{i}" for i in range(2 * len(GPUS))]
+    assert [round(row["memory_bytes"] / 2**20, -2) for row in gpus[:2]] == [1000, 2000]
