@@ -35,6 +35,7 @@ __all__ = [
     "kernels",
     "tf",
     "timeline",
+    "variable_scope",
 ]
 
 #: True when `DEVPLACE_TF_LOG` is set (to anything but "" or "0"): TensorFlow's own C++ log is
@@ -95,6 +96,7 @@ try:
         from tensorflow.python.framework import kernels
         from tensorflow.python.framework import ops as _ops
         from tensorflow.python.framework.traceable_stack import TraceableStack
+        from tensorflow.python.ops import variable_scope
         from tensorflow.python.util import deprecation as _deprecation
 
         _gpus = _tensorflow.config.list_physical_devices("GPU")

@@ -9,7 +9,7 @@ const CALLBACK = 0x04
 const RELEASE = 0x05
 const HELLO = 0x06
 
-const PROTOCOL_VERSION = 2
+const PROTOCOL_VERSION = 3
 const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
 const MAX_FRAME = typemax(UInt32)
 

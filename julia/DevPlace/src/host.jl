@@ -66,6 +66,7 @@ mutable struct Host
     abandoned::Set{UInt32}       # interrupted requests whose replies are dropped on arrival
     interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
     sigint_sent::Bool            # the host was told about this Ctrl-C already
+    task::Int                    # the Julia task whose scopes the host has installed (0: none)
 end
 
 const HOST = Ref{Union{Nothing,Host}}(nothing)
@@ -155,7 +156,7 @@ function spawn_host()
     GENERATION[] += 1
     h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, UInt32(0), true, false,
              "start-up", Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0,
-             Set{UInt32}(), false, false)
+             Set{UInt32}(), false, false, 0)
     HOST[] = h
     return h
 end
@@ -310,6 +311,10 @@ end
 Send one request to the host (starting it if needed) and return the decoded reply, serving
 callbacks meanwhile. Python exceptions are thrown as `PyError`. Ctrl-C is only taken while
 waiting for a frame, where the stream is whole: see `interruption_point`.
+
+One request at a time: the calling task holds `HOST_LOCK` until the reply, callbacks and the
+requests they make (in the same task) included, so other tasks' requests never come in
+between. The host keeps each task's TensorFlow scopes apart (`switch_task!`).
 """
 function roundtrip(op::UInt8, args::Tuple)
     host()  # a host still starting is awaited first, where Ctrl-C stops the start
@@ -317,34 +322,60 @@ function roundtrip(op::UInt8, args::Tuple)
         lock(HOST_LOCK)
         try
             h = host()
-            use_task_scopes(h)  # macros.jl: device scopes belong to the calling Julia task
-            enc = Encoder()
-            write(enc.buf, op)
-            first_new = h.next_function + 1
-            try
-                encode!(enc, h, args)
-            catch
-                for id in first_new:h.next_function
-                    delete!(h.functions, id)
-                end
-                rethrow()
-            end
-            h.seq += UInt32(1)
-            seq = h.seq
-            outer = h.waiting_for
-            h.waiting_for = string("a `", op_name(op), "` request")
-            h.depth += 1
-            try
-                send(h, REQUEST, seq, message_parts(enc))
-                return wait_reply(h, seq)
-            finally
-                h.depth -= 1
-                h.waiting_for = outer
-            end
+            switch_task!(h)
+            return exchange(h, op, args)
         finally
             unlock(HOST_LOCK)
         end
     end
+end
+
+function exchange(h::Host, op::UInt8, args::Tuple)
+    enc = Encoder()
+    write(enc.buf, op)
+    first_new = h.next_function + 1
+    try
+        encode!(enc, h, args)
+    catch
+        for id in first_new:h.next_function
+            delete!(h.functions, id)
+        end
+        rethrow()
+    end
+    h.seq += UInt32(1)
+    seq = h.seq
+    outer = h.waiting_for
+    h.waiting_for = string("a `", op_name(op), "` request")
+    h.depth += 1
+    try
+        send(h, REQUEST, seq, message_parts(enc))
+        return wait_reply(h, seq)
+    finally
+        h.depth -= 1
+        h.waiting_for = outer
+    end
+end
+
+const TASK_COUNT = Ref(0)
+
+"This Julia task's number for the host (tasks are numbered on their first request)."
+task_id() = get!(() -> (TASK_COUNT[] += 1), task_local_storage(), :devplace_task)::Int
+
+"""
+    switch_task!(h)
+
+Before a request from another Julia task than the last one, have host `h` put the last task's
+TensorFlow scopes aside and install this task's (python/devplace/bridge/tasks.py): TF keeps
+scopes per thread, and one host thread serves every task. Each task then builds under its own
+default graph, device, name and variable scopes, and leaving a scope restores only its own.
+Costs one request per change of task, nothing while one task builds.
+"""
+function switch_task!(h::Host)
+    me = task_id()
+    h.task == me && return
+    last, h.task = h.task, me
+    last == 0 || exchange(h, OP_SWITCH_TASK, (last, me))  # a new host has no scopes yet
+    return
 end
 
 function protocol_failure(h::Host, msg::AbstractString)

@@ -77,35 +77,6 @@ function device_index(kind::String, id)
                                " i begin ... end with i::Int")))
 end
 
-# --- device scopes belong to the Julia task that opened them -------------------------------
-# Every Julia task is served by one Python thread, where TF keeps one scope stack per graph. So
-# scopes are per task: before a request from another task than the last one, the host puts the
-# last task's scope stacks aside and installs this task's (julia_semantics.switch_task). Tasks
-# interleave at every request, so a lock held for a whole scope would serialise tasks and
-# deadlock one that waits inside a scope for another; swapping costs one request per switch of
-# task and nothing while one task builds.
-
-const SCOPES_OF = Ref((0, 0))  # (host generation, task id) whose scopes the host has installed
-const TASK_COUNT = Ref(0)
-const SEM_SWITCH_TASK = attribute(SEMANTICS, "switch_task")
-
-task_id() = get!(() -> (TASK_COUNT[] += 1), task_local_storage(), :devplace_task)::Int
-
-"""
-    use_task_scopes(h)
-
-Called before each request to host `h`: make the host build ops under the calling task's scopes.
-"""
-function use_task_scopes(h)
-    me = task_id()
-    gen, last = SCOPES_OF[]
-    (gen == h.gen && last == me) && return
-    SCOPES_OF[] = (h.gen, me)
-    gen == h.gen || return  # a new host: its graph has only this task's scopes so far
-    request(OP_CALL, (SEM_SWITCH_TASK, (last, me)))
-    return
-end
-
 function device_macro(kind::String, scope, args)
     if length(args) == 1
         id, body = 0, args[1]

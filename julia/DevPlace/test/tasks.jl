@@ -65,3 +65,46 @@ end
     sess = Session(cpus = 4, soft = true)
     @test run(sess, after) === 3.0
 end
+
+@testset "a task's default graph, name and variable scopes stay its own (issue 20)" begin
+    # The other task builds in a graph of its own under a variable scope while the main task
+    # builds in the default graph through a device function that yields (sleeps): the tasks
+    # take turns in the middle of their blocks.
+    tf.reset_default_graph()
+    g0 = tf.get_default_graph()
+    slow(op) = (sleep(0.01); "/device:CPU:1")
+    mine, theirs = Channel{Nothing}(1), Channel{Nothing}(1)
+    x0 = constant(0.0)
+    other = @async begin
+        g = tf.Graph()
+        @pywith g.as_default() begin
+            @pywith tf.variable_scope("other") begin
+                a = constant(1.0)
+                for k in 1:3
+                    put!(mine, nothing)
+                    take!(theirs)                   # the main task builds now
+                    a = a + constant(Float64(k))
+                end
+                v = tf.get_variable("v", shape = ())
+                (a.graph == g, a.name, a.device, v.name, tf.get_default_graph() == g)
+            end
+        end
+    end
+    y = @pywith tf.device(slow) begin
+        local y = x0
+        for k in 1:3
+            take!(mine)                             # the other task is inside its blocks
+            y = y + constant(Float64(k))            # before: "must be from the same graph"
+            put!(theirs, nothing)
+        end
+        y
+    end
+    w = tf.get_variable("w", shape = ())
+    in_g, aname, adevice, vname, g_default = fetch(other)
+    @test in_g && g_default
+    @test startswith(aname, "other/") && adevice == "" && vname == "other/v:0"
+    @test y.graph == g0 && y.device == "/device:CPU:1" && !occursin("other", y.name)
+    @test w.name == "w:0" && w.graph == g0
+    @test tf.get_default_graph() == g0
+    @test run(Session(cpus = 2), y) === 6.0
+end

@@ -24,7 +24,7 @@ from devplace.errors import Error
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 #: Python frames a callback into Julia leaves free below the recursion limit: every level below
 #: must still be able to catch an error, format it and send it back, or Julia's replies would

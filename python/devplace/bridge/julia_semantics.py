@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import operator
 import types
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 import devplace as dp
-from devplace._tf import TraceableStack, tf
+from devplace._tf import tf
 from devplace.profile import Profile
 from devplace.report import PlacementReport
 
@@ -45,7 +44,6 @@ __all__ = [
     "setindex",
     "size",
     "summary",
-    "switch_task",
     "tf_for_julia",
     "transpose",
     "vcat",
@@ -360,33 +358,6 @@ def lastindex(obj: Any, dim: int, ndims: int) -> int:
             raise ValueError(f"`end` needs a static size, but dimension {dim} of {obj} is unknown")
         return int(d)
     return len(obj)
-
-
-# --- device scopes per Julia task ------------------------------------------------------------
-# TF keeps a graph's device, colocation and control-dependency stacks per graph (per thread at
-# most), and the host serves every Julia task on one thread. So DevPlace.jl tells the host when
-# a request comes from another task than the last one, and the host swaps the stacks: each task
-# builds ops under its own scopes, and leaving a scope pops that task's own stack.
-
-_STACKS = ("_device_function_stack", "_colocation_stack", "_control_dependencies_stack")
-_task_stacks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def switch_task(old: int, new: int) -> None:
-    """Keep Julia task `old`'s scopes of the default graph aside and install task `new`'s."""
-    graph = tf.get_default_graph()
-    saved = _task_stacks.setdefault(graph, {})
-    current = tuple(getattr(graph, name) for name in _STACKS)
-    if any(len(stack) for stack in current):
-        saved[old] = current
-    else:
-        saved.pop(old, None)
-    for name, stack in zip(
-        _STACKS, saved.pop(new, (TraceableStack(), TraceableStack(), [])), strict=True
-    ):
-        setattr(graph, name, stack)
 
 
 def _julia_value(value: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,14 @@ def _echo(value: Any) -> Any:
     return value
 
 
+def _switch_task(old: int, new: int) -> None:
+    """Julia task `new` makes requests now, after `old`: install its TensorFlow scopes."""
+    if "devplace._tf" in sys.modules:  # else no scope is open yet, and TF stays unloaded
+        from devplace.bridge.tasks import switch_task
+
+        switch_task(old, new)
+
+
 #: The implementation of each request name in `opcodes.tsv`; `stats` is answered by the host.
 _IMPLEMENTATIONS: dict[str, Callable[..., Any] | None] = {
     "getattr": _getattr,
@@ -114,6 +123,7 @@ _IMPLEMENTATIONS: dict[str, Callable[..., Any] | None] = {
     "len": len,
     "isinstance": isinstance,
     "hasattr": hasattr,
+    "switch_task": _switch_task,
 }
 
 
