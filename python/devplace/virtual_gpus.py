@@ -32,7 +32,7 @@ __all__ = [
 
 #: Share of each GPU's memory `virtual_gpus=N` divides among its N logical GPUs. TensorFlow's
 #: own default leaves 1.5 GiB of free memory to the driver; a tenth of the total leaves as much
-#: on an 16 GiB GPU and more on larger ones.
+#: on a 16 GiB GPU and more on larger ones.
 DEFAULT_SHARE = 0.9
 
 
