@@ -266,7 +266,7 @@ any key in use), else the trainable variables whose names match the regular expr
 (`get_collection("my_collect")` finds `my_collect1`); with no name, every trainable variable.
 """
 get_collection(name::Union{AbstractString,Nothing,Missing} = nothing) =
-    semantics("get_collection", name === missing ? nothing : String(name))
+    semantics("get_collection", name isa AbstractString ? String(name) : nothing)
 
 """
     UPDATE_OPS

@@ -1,7 +1,10 @@
 # Base math, arithmetic, comparison, broadcasting, shapes, reductions and indexing on PyObjects
-# (tensors), with Julia's meaning: `*` of matrices is a matrix product, `.*` is elementwise and
-# lines up leading dimensions, `sum(x; dims=1)` keeps that dimension, `reshape` and `vec` are
-# column-major, indices start at 1 and ranges include their end. The rules live in
+# (tensors), with ADCME's meaning where ADCME defines one and Julia's otherwise: `*` of matrices
+# is a matrix product and of two vectors elementwise (ADCME), `A \ b` a linear solve, `.*` is
+# elementwise and lines up leading dimensions, `sum(x; dims=1)` drops that dimension (ADCME),
+# `reshape(x, m, n)` and `vec` are column-major and `reshape(x, (m, n))` row-major (ADCME),
+# indices (numbers, ranges, vectors, masks and tensors) start at 1, ranges include their end and
+# nothing out of range is clamped. Each operation is one request; the rules live in
 # python/devplace/bridge/julia_semantics.py.
 
 import Statistics
@@ -15,7 +18,7 @@ const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :ac
                :asinh => "asinh", :acosh => "acosh", :atanh => "atanh", :exp => "exp",
                :log => "log", :log1p => "log1p", :expm1 => "expm1", :sqrt => "sqrt",
                :abs => "abs", :sign => "sign", :floor => "floor", :ceil => "ceil",
-               :round => "round", :inv => "reciprocal")
+               :round => "round")
 
 for (f, name) in UNARY
     fn = Symbol("TF_", uppercase(name))
@@ -53,6 +56,25 @@ Base.:*(a::PyObject, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::PyObject, b::Union{Number,AbstractArray}) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::Union{Number,AbstractArray}, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
 
+const SEM_SOLVE = attribute(SEMANTICS, "solve")
+
+"""
+    A \\ b
+
+For tensors, as in ADCME: the solution `x` of `A * x = b` for a square matrix `A` (the least
+squares solution otherwise), `b` a vector or a matrix of right-hand sides; a batch of matrices
+(`k×n×n`) solves each against its own right-hand sides. Either side may be a Julia array.
+"""
+Base.:\(a::PyObject, b::Union{PyObject,Number,AbstractArray}) = request(OP_CALL, (SEM_SOLVE, (a, b)))
+Base.:\(a::Union{Number,AbstractArray}, b::PyObject) = request(OP_CALL, (SEM_SOLVE, (a, b)))
+
+"""
+    inv(x::PyObject)
+
+ADCME's `inv`: the inverse of a matrix (of each matrix of a batch); of a scalar tensor, `1/x`.
+"""
+Base.inv(x::PyObject) = semantics("inv", x)
+
 # --- shapes, reductions, transposes, reshapes, concatenation ------------------------------
 
 const SEMANTICS_FUNCTIONS = Dict{String,PyObject}()
@@ -79,42 +101,65 @@ Base.ndims(x::PyObject) = semantics("ndims", x)::Int
 Base.length(x::PyObject) = semantics("length", x)::Int
 
 """
-    sum(x::PyObject; dims), prod(x; dims), maximum(x; dims), minimum(x; dims), mean(x; dims)
+    sum(x::PyObject; dims, kwargs...), prod, maximum, minimum, mean
 
-Reductions of a tensor as Julia does them: over all elements without `dims` (a scalar tensor);
-over the dimensions `dims` (an integer or a tuple, counted from 1) with those dimensions kept
-with size 1, so `sum(A; dims=1)` of a 2×3 tensor is 1×3. `mean` is `Statistics.mean`.
+Reductions of a tensor as ADCME does them: over all elements without `dims` (a scalar tensor);
+over the dimensions `dims` (an integer, a tuple or a vector, counted from 1), which are dropped:
+`sum(A; dims=1)` of a 2×3 tensor is a 3-vector (Base Julia keeps them as size 1; `keepdims=true`
+does that here). Other keywords (`keepdims`, `name`) go to TensorFlow's `reduce_*`. `mean` is
+`Statistics.mean`; the mean of integers is a Float64 and sums of Bools count, as in Julia.
 """
 Statistics.mean
 
-function reduce_dims(f::String, x::PyObject, dims)
+function reduce_dims(f::String, x::PyObject, dims; kwargs...)
+    haskey(kwargs, :axis) && throw(ArgumentError(string(
+        f, ": the keyword is `dims`, counted from 1 (as in ADCME), not TensorFlow's `axis`. ",
+        "Hint: ", f, "(x; dims=1)")))
     dims === nothing || all(d -> d isa Integer && !(d isa Bool) && d >= 1, dims) ||
-        wrong_argument(f, "dims", dims, "a dimension or a tuple of dimensions (from 1)",
-                       string(f, "(x; dims=1) or ", f, "(x; dims=(1, 2))"))
-    semantics("reduce", f, x, dims isa Tuple ? collect(dims) : dims)
+        throw(ArgumentError(string(
+            f, ": dims must be a dimension or a tuple of dimensions (from 1), got ",
+            summary_of(dims), " (", typeof(dims), "). Hint: ", f, "(x; dims=1) or ", f,
+            "(x; dims=(1, 2))")))
+    semantics("reduce", f, x, dims isa Union{Tuple,AbstractVector} ? collect(Int, dims) : dims;
+              kwargs...)
 end
 
 for f in (:sum, :prod, :maximum, :minimum, :mean)
     fn = f == :mean ? :(Statistics.mean) : :(Base.$f)
-    @eval $fn(x::PyObject; dims = nothing) = reduce_dims($(string(f)), x, dims)
+    @eval $fn(x::PyObject; dims = nothing, kwargs...) = reduce_dims($(string(f)), x, dims; kwargs...)
 end
 
+"`transpose(x)`: a vector becomes a 1×n matrix, a matrix is transposed, a scalar stays."
 Base.transpose(x::PyObject) = semantics("transpose", x)
+
+"""
+    x'
+
+ADCME's `adjoint`: a vector becomes a 1×n matrix (so `y * y'` is the outer product), a matrix
+is transposed and conjugated (of a batch, each matrix), a scalar stays.
+"""
 Base.adjoint(x::PyObject) = semantics("adjoint", x)
 
 """
     reshape(x::PyObject, dims...)
+    reshape(x::PyObject, (a, b, c)), reshape(x::PyObject, [a, b, c])
 
-Julia's `reshape`: elements are read and written in column-major order, so a tensor made from a
-Julia array reshapes exactly as the array does; `:` stands for the one inferred size. Use
-`tf.reshape` for TensorFlow's row-major meaning.
+As in ADCME: sizes given one by one reshape as Julia does, in column-major order (a tensor
+made from a Julia array reshapes exactly as the array does; `:` or `-1` is the one inferred
+size); sizes given as a tuple or a vector are `tf.reshape`, row-major (`-1` inferred).
 """
 function Base.reshape(x::PyObject, dims::Union{Integer,Colon}...)
-    count(d -> d isa Colon, dims) <= 1 || throw(ArgumentError(
-        "reshape: at most one dimension may be `:`, got $dims. Hint: reshape(x, :, 3)"))
-    semantics("reshape", x, Any[d isa Colon ? nothing : Int(d) for d in dims])
+    sizes = Any[d isa Colon || d == -1 ? nothing : Int(d) for d in dims]
+    count(d -> d === nothing, sizes) <= 1 && all(d -> d === nothing || d >= 0, sizes) ||
+        throw(ArgumentError(string("reshape: sizes must be at least 0, with at most one `:` ",
+                                   "(or -1), got ", dims, ". Hint: reshape(x, :, 3)")))
+    semantics("reshape", x, sizes)
 end
-Base.reshape(x::PyObject, dims::Tuple) = reshape(x, dims...)
+Base.reshape(x::PyObject, dims::Tuple{Vararg{Integer}}) = semantics("reshape_rows", x, collect(Int, dims))
+Base.reshape(x::PyObject, dims::AbstractVector{<:Integer}) = semantics("reshape_rows", x, collect(Int, dims))
+Base.reshape(x::PyObject, dims::Tuple) = throw(ArgumentError(string(
+    "reshape: sizes in a tuple are tf.reshape's (row-major, as in ADCME), which takes -1, not `:`; ",
+    "got ", dims, ". Hint: reshape(x, (-1, 3)) for row-major, reshape(x, :, 3) for column-major")))
 Base.vec(x::PyObject) = reshape(x, :)
 
 const Catable = Union{PyObject,Number,AbstractArray}
@@ -159,27 +204,63 @@ Base.Broadcast.broadcasted(::PyStyle, ::typeof(Base.literal_pow), ::Base.RefValu
 
 Base.Broadcast.materialize(o::PyObject) = o
 
-# --- indexing (1-based, ranges include their end, `end` reads the static shape) ---------
+# --- indexing: 1-based, ranges include their end, nothing out of range is clamped ----------
 
 const SEM_GETINDEX = attribute(SEMANTICS, "getindex")
 const SEM_SETINDEX = attribute(SEMANTICS, "setindex")
 const SEM_LASTINDEX = attribute(SEMANTICS, "lastindex")
 
+# One index as it travels (julia_semantics.py, "indexing").
 index_spec(i::Integer) = ("i", Int(i))
 index_spec(::Colon) = ("c",)
 index_spec(r::AbstractUnitRange{<:Integer}) = ("r", Int(first(r)), Int(last(r)), 1)
 index_spec(r::StepRange{<:Integer}) = ("r", Int(first(r)), Int(last(r)), Int(step(r)))
+index_spec(v::AbstractVector{<:Integer}) = ("v", collect(Int, v))
+index_spec(m::AbstractVector{Bool}) = ("m", collect(Bool, m))
 index_spec(k::Union{AbstractString,Symbol}) = ("k", string(k))
-index_spec(k::PyObject) = ("k", k)
-index_spec(k) = throw(ArgumentError(string("cannot index a PyObject with ", typeof(k),
-    " ", summary_of(k), ". Hint: use integers, ranges such as 2:end, `:`, or string keys")))
+index_spec(k::PyObject) = ("o", k)
+index_spec(k) = throw(ArgumentError(string(
+    "cannot index a PyObject with ", typeof(k), " ", summary_of(k), ". Hint: use integers, ",
+    "ranges such as 2:end, `:`, integer vectors, Bool masks, integer tensors or string keys")))
+index_spec(b::Bool) = throw(ArgumentError(string(
+    "invalid index: ", b, " of type Bool. Hint: a Bool mask is a vector, e.g. x[[true, false]]")))
 
-Base.getindex(o::PyObject, idx...) = request(OP_CALL, (SEM_GETINDEX, (o, map(index_spec, idx))))
+"""
+    x[i, j, ...]
+
+Indexing a tensor as in Julia and ADCME, in one request: integers, ranges (with `end`), `:`,
+integer vectors, Bool masks, and tensors of positions or Bools, all counted from 1; one index
+per dimension (an integer or a scalar tensor drops its dimension), or a single index into a
+matrix, which selects rows as in ADCME (`x[:]` is `vec(x)`). An index out of range throws a
+`BoundsError` (a tensor index is checked when the graph runs). On other Python objects: keys,
+and 1-based positions in sequences.
+"""
+function Base.getindex(o::PyObject, idx...)
+    try
+        return request(OP_CALL, (SEM_GETINDEX, (o, map(index_spec, idx))))
+    catch err
+        err isa PyError && err.type == "IndexError" && throw(BoundsError(o, idx))
+        rethrow()
+    end
+end
 
 function Base.setindex!(o::PyObject, v, idx...)
     request(OP_CALL, (SEM_SETINDEX, (o, v, map(index_spec, idx))))
     return o
 end
 
+Base.firstindex(o::PyObject) = 1
+Base.firstindex(o::PyObject, d::Integer) = 1
 Base.lastindex(o::PyObject) = request(OP_CALL, (SEM_LASTINDEX, (o, 1, 1)))::Int
 Base.lastindex(o::PyObject, d::Integer) = request(OP_CALL, (SEM_LASTINDEX, (o, Int(d), 2)))::Int
+
+"`summary(x)`: a tensor's size, name and dtype, as a BoundsError shows it (`2×3 tensor 'Const:0' (float64)`)."
+function Base.summary(io::IO, o::PyObject)
+    text = try
+        semantics("array_summary", o)::String
+    catch err
+        err isa InterruptException && rethrow()
+        "PyObject"
+    end
+    print(io, text)
+end

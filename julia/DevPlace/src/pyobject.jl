@@ -242,9 +242,10 @@ function Base.iterate(o::PyObject, state = nothing)
     return items[i], (items, i + 1)
 end
 
-pylist(o::PyObject) = collect(Any, request(OP_CALL, (PY_LIST, (o,)))::Vector)
+pylist(o::PyObject) = collect(Any, request(OP_CALL, (PY_ITEMS, (o,)))::Vector)
 
-const PY_LIST = lazy_pyobject(() -> request(OP_BUILTIN | BY_HANDLE, ("list",)))
+# `list(o)`, but a tensor gives a clear error (julia_semantics.items).
+const PY_ITEMS = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (SEMANTICS, "items")))
 
 # The modules every call uses, found again in each new host.
 const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.julia_semantics",)))

@@ -66,7 +66,7 @@ end
     @test err isa PyError && occursin("2.5", err.message)
 end
 
-@testset "size, length, ndims and reductions with Julia's dims" begin
+@testset "size, length, ndims and reductions with ADCME's dims (dropped)" begin
     tf.reset_default_graph()
     sess = Session()
     A = reshape(collect(1.0:24.0), 2, 3, 4)
@@ -81,17 +81,26 @@ end
     for f in (sum, prod, maximum, minimum, mean)
         @test run(sess, f(t)) ≈ f(A)
         for dims in (1, 2, 3, (1, 2), (2, 3), (1, 3), (1, 2, 3), [1, 3])
-            @test run(sess, f(t; dims = dims)) ≈ f(A; dims = Tuple(dims))
+            expected = dropdims(f(A; dims = Tuple(dims)); dims = Tuple(dims))
+            @test run(sess, f(t; dims = dims)) ≈ (ndims(expected) == 0 ? expected[] : expected)
+            @test size(f(t; dims = dims)) == size(expected)
+            kept = run(sess, f(t; dims = dims, keepdims = true))  # TF's keyword passes through
+            @test kept ≈ f(A; dims = Tuple(dims)) && size(kept) == size(f(A; dims = Tuple(dims)))
         end
     end
-    @test run(sess, sum(t; dims = 5)) == sum(A; dims = 5)  # a dimension past the end is 1 long
+    @test run(sess, sum(constant([1 2 3; 4 5 6]); dims = 1)) == [5, 7, 9]  # issue 19: a 3-vector
+    @test run(sess, maximum(constant([1 2 3; 4 5 6]); dims = 2)) == [3, 6]
     @test run(sess, mean(constant([1, 2]))) === 1.5          # as Julia: not integer division
-    @test run(sess, mean(constant([1 2; 4 4]); dims = 2)) == mean([1 2; 4 4]; dims = 2)
+    @test run(sess, mean(constant([1 2; 4 4]); dims = 2)) == vec(mean([1 2; 4 4]; dims = 2))
     @test run(sess, sum(constant([true, false, true]))) === 2
-    @test run(sess, sum(constant([1 2; 3 4]); dims = 1)) == [4 6]
+    @test sum(t; name = "total").name == "total:0"
+    err = try; sum(t; dims = 4); catch e; e; end            # past the rank: an error, as in ADCME
+    @test err isa PyError && occursin("dims=4", err.message) && occursin("3 dimensions", err.message)
     @test_throws ArgumentError sum(t; dims = "1")
     @test_throws ArgumentError sum(t; dims = 0)
     @test_throws ArgumentError mean(t; dims = (1, true))
+    err = try; sum(t; axis = 0); catch e; e; end
+    @test err isa ArgumentError && occursin("dims", err.msg)
 end
 
 @testset "transpose, adjoint, reshape, vec, hcat, vcat as on Julia arrays" begin
@@ -107,11 +116,25 @@ end
     @test run(sess, constant(C)') == C' && run(sess, transpose(constant(C))) == transpose(C)
     @test_throws PyError transpose(constant(ones(2, 2, 2)))
     for dims in ((3, 2), (6,), (1, 6), (6, 1), (3, :), (:, 3), (1, 2, 3))
-        @test run(sess, reshape(tA, dims...)) == reshape(A, dims...)
-        @test run(sess, reshape(tA, dims)) == reshape(A, dims)
+        @test run(sess, reshape(tA, dims...)) == reshape(A, dims...)   # sizes one by one: column-major
     end
+    # a tuple or a vector of sizes is tf.reshape, row-major (ADCME)
+    rowmajor(X, dims) = permutedims(reshape(vec(permutedims(X, ndims(X):-1:1)), reverse(dims)),
+                                    length(dims):-1:1)
+    B = reshape(collect(1.0:24.0), 2, 3, 4)
+    for dims in ((3, 2), (6,), (1, 6), (6, 1), (1, 2, 3))
+        @test run(sess, reshape(tA, dims)) == rowmajor(A, dims)
+        @test run(sess, reshape(tA, collect(dims))) == rowmajor(A, dims)
+    end
+    @test run(sess, reshape(tA, (-1, 2))) == rowmajor(A, (3, 2))
+    @test run(sess, reshape(constant(B), (4, 6))) == rowmajor(B, (4, 6))
+    @test run(sess, reshape(constant(B), 4, 6)) == reshape(B, 4, 6)
+    @test run(sess, reshape(tA, -1, 2)) == reshape(A, :, 2)               # ADCME's -1 is `:`
+    @test run(sess, reshape(constant(2.0), 1)) == [2.0]
     @test run(sess, vec(tA)) == vec(A) && run(sess, vec(tv)) == vec(v)
     @test_throws ArgumentError reshape(tA, :, :)
+    @test_throws ArgumentError reshape(tA, (:, 3))                      # tf.reshape takes -1
+    @test_throws ArgumentError reshape(tA, -2, 3)
     @test run(sess, [tA; tA]) == [A; A] && run(sess, [tA tA]) == [A A]
     @test run(sess, [tv; tv]) == [v; v] && run(sess, [tv tv]) == [v v]
     @test run(sess, [tA; [7.0 8.0 9.0]]) == [A; [7.0 8.0 9.0]]

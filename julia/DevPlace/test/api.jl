@@ -49,8 +49,8 @@ end
     @test run(sess, t[1, :]) == M[1, :]
     @test run(sess, t[2:3, 1:2:4]) == M[2:3, 1:2:4]
     @test run(sess, t[end, end]) == M[end, end]
-    @test_throws PyError v[0]
-    @test_throws ArgumentError v[[1, 2]]
+    @test_throws BoundsError v[0]
+    @test run(sess, v[[3, 1]]) == [30.0, 10.0]
     lst = pycall(pybuiltin("list"), PyObject, [5, 6, 7])
     @test lst[1] == 5 && lst[end] == 7
     lst[2] = 60

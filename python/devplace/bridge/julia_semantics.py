@@ -1,17 +1,21 @@
-"""Julia's rules for operators, indexing, math and display, applied to Python objects.
+"""Julia's and ADCME's rules for operators, indexing, math and display, applied to Python objects.
 
-Used by DevPlace.jl. Julia indexes from 1 and includes a range's end; Python counts from 0 and
-excludes it. `*` of two matrices is a matrix product in Julia, elementwise `.*` is broadcasting,
-and broadcasting lines up *leading* dimensions (a vector is a column), where numpy lines up
-trailing ones. Reductions keep the reduced dimensions (`sum(A; dims=1)` is 1×n), `reshape` and
-`vec` read elements in column-major order, `transpose` of a vector is a 1×n matrix. Julia arrays
+Used by DevPlace.jl, one function per rule. Julia indexes from 1 and includes a range's end;
+Python counts from 0 and excludes it; an index out of range is an error, never clamped. `*` of
+two matrices is a matrix product, elementwise `.*` is broadcasting, and broadcasting lines up
+*leading* dimensions (a vector is a column), where numpy lines up trailing ones. Where ADCME
+(the library DevPlace.jl's users come from) differs from Base Julia, ADCME's rule holds:
+reductions with `dims` drop those dimensions (`sum(A; dims=1)` of a 2×3 is a 3-vector),
+`reshape(x, (a, b))` is TensorFlow's row-major reshape while `reshape(x, a, b)` and `vec` are
+column-major, `x * y` of two vectors is elementwise, `A \\ b` is a linear solve. Julia arrays
 arrive with Julia's indices (`A[i, j]` is `a[i-1, j-1]`), so shapes read the same in both
-languages. These functions take Julia's meaning and call the TensorFlow operation that has it.
+languages. These functions take that meaning and call the TensorFlow operations that have it.
 """
 
 from __future__ import annotations
 
 import operator
+import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,23 +31,30 @@ __all__ = [
     "BINARY",
     "REDUCTIONS",
     "adjoint",
+    "array_summary",
     "broadcast",
     "checked_device_function",
     "device",
     "display",
+    "get_collection",
     "getindex",
     "hcat",
+    "inv",
+    "items",
     "lastindex",
     "length",
     "mul",
     "ndims",
     "reduce",
     "reshape",
+    "reshape_rows",
     "run",
     "run_profile",
     "setindex",
     "size",
+    "solve",
     "summary",
+    "tensor_getindex",
     "tf_for_julia",
     "transpose",
     "vcat",
@@ -105,14 +116,61 @@ def _tensor_dtype_wins(args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def mul(a: Any, b: Any) -> Any:
-    """Julia's `a * b`: a matrix product when both sides are matrices (or matrix times vector)."""
+    """`a * b` as in ADCME: a matrix product for matrices (batched for more dimensions), matrix
+    times vector, elementwise with a scalar and between two vectors (ADCME's rule); a vector
+    times a 1×n matrix is Julia's outer product (`y * y'`)."""
     a, b = _tensor_dtype_wins((a, b))
     ra, rb = _rank(a), _rank(b)
-    if ra == 2 and rb == 2:
-        return tf.matmul(a, b)
+    if ra is None or rb is None:
+        raise ValueError(
+            "`*` needs the ranks of both sides (matrix product or elementwise?), got "
+            f"{_short(a)} and {_short(b)}; hint: give the placeholder a shape, or use .*"
+        )
+    if ra == 0 or rb == 0 or ra == rb == 1:
+        return a * b
     if ra == 2 and rb == 1:
         return tf.linalg.matvec(a, b)
-    return a * b
+    if ra == 1 and rb == 2:
+        rows = _known_shape(b)[0]
+        if rows not in (1, None):
+            raise ValueError(
+                f"vector * matrix needs a matrix with one row (Julia's outer product y * y'), "
+                f"got {array_summary(b)}; hint: transpose the vector (y' * A)"
+            )
+        return tf.matmul(tf.expand_dims(a, 1), b)
+    if ra == 1 or rb == 1:
+        raise ValueError(
+            f"`*` of a vector and a {max(ra, rb)}-dimensional tensor is not defined; "
+            "hint: use .* for elementwise products, or batch_matmul"
+        )
+    return tf.matmul(a, b)
+
+
+def inv(x: Any) -> Any:
+    """ADCME's `inv(x)`: the inverse of a matrix (of each in a batch); of a scalar, `1/x`."""
+    x = tf.convert_to_tensor(x)
+    return tf.math.reciprocal(x) if x.shape.ndims == 0 else tf.linalg.inv(x)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """`a \\ b` as in ADCME: the solution of `a x = b` for a square matrix `a` (least squares
+    otherwise), `b` a vector or a matrix of right-hand sides; a batch of matrices solves each
+    against its own right-hand sides. A scalar `a` divides."""
+    a, b = (tf.convert_to_tensor(t) for t in _tensor_dtype_wins((a, b)))
+    ra, rb = a.shape.ndims, b.shape.ndims
+    if ra == 0:
+        return b / a
+    if ra is None or rb is None or ra < 2 or rb not in (ra - 1, ra):
+        raise ValueError(
+            f"a \\ b needs a matrix (or a batch of them) and a vector or matrix of right-hand "
+            f"sides, got {array_summary(a)} and {array_summary(b)}"
+        )
+    vector = rb == ra - 1
+    if vector:
+        b = tf.expand_dims(b, -1)
+    rows, cols = a.shape.as_list()[-2:]
+    x = tf.linalg.solve(a, b) if rows == cols and rows is not None else tf.linalg.lstsq(a, b)
+    return tf.squeeze(x, -1) if vector else x
 
 
 def _with_trailing_ones(x: Any, rank: int) -> Any:
@@ -172,29 +230,34 @@ def length(x: Any) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def _axes(x: Any, dims: Any) -> list[int]:
-    """Julia's 1-based `dims` (checked on the Julia side) as TF axes; those past the rank are
-    length-1 dimensions in Julia, so reducing over them changes nothing."""
-    rank = ndims(x)
-    return [int(d) - 1 for d in np.atleast_1d(dims) if d <= rank]
-
-
-def reduce(name: str, x: Any, dims: Any = None) -> Any:
-    """Julia's `sum(x)` (all elements) or `sum(x; dims)` (those dims kept with size 1)."""
-    fn = REDUCTIONS[name]
+def reduce(reduction: str, x: Any, dims: Any = None, **kwargs: Any) -> Any:
+    """ADCME's `sum(x; dims, kwargs...)` (`prod`, `maximum`, `minimum`, `mean`): over all
+    elements, or over `dims` (counted from 1), which are dropped (`sum(A; dims=1)` of a 2×3 is
+    a 3-vector); other keywords (`keepdims`, `name`) go to TensorFlow. As in Julia, the mean of
+    integers is a float64, and sums and products of Bools count them."""
+    fn = REDUCTIONS[reduction]
     x = tf.convert_to_tensor(x)
-    if name == "mean" and (x.dtype.is_integer or x.dtype.is_bool):
-        x = tf.cast(x, tf.float64)  # Julia's mean of integers is a Float64
-    elif name in ("sum", "prod") and x.dtype.is_bool:
-        x = tf.cast(x, tf.int64)  # Julia counts Bools as Ints
+    if reduction == "mean" and (x.dtype.is_integer or x.dtype.is_bool):
+        x = tf.cast(x, tf.float64)
+    elif reduction in ("sum", "prod") and x.dtype.is_bool:
+        x = tf.cast(x, tf.int64)
     if dims is None:
-        return fn(x)
-    return fn(x, axis=_axes(x, dims), keepdims=True)
+        return fn(x, **kwargs)
+    rank = ndims(x)
+    axes = [int(d) - 1 for d in np.atleast_1d(dims)]
+    if any(a >= rank for a in axes):
+        raise ValueError(
+            f"{reduction}: dims={dims} for {array_summary(x)}, which has {rank} dimensions; "
+            f"hint: {reduction}(x; dims=1)"
+        )
+    return fn(x, axis=axes, **kwargs)
 
 
 def transpose(x: Any) -> Any:
     """Julia's `transpose(x)`: a vector becomes a 1×n matrix, a matrix is transposed."""
     rank = ndims(x)
+    if rank == 0:
+        return x
     if rank == 1:
         return tf.reshape(x, [1, -1])
     if rank == 2:
@@ -206,15 +269,24 @@ def transpose(x: Any) -> Any:
 
 
 def adjoint(x: Any) -> Any:
-    """Julia's `x'`: the transpose, complex-conjugated for complex tensors."""
-    t = transpose(x)
-    return tf.math.conj(t) if t.dtype.is_complex else t
+    """ADCME's `x'`: a scalar stays, a vector becomes a 1×n matrix, a matrix (or each of a batch
+    of them: the last two dimensions) is transposed and complex-conjugated."""
+    if ndims(x) <= 1:
+        t = transpose(x)
+        return tf.math.conj(t) if t.dtype.is_complex else t
+    return tf.linalg.adjoint(x)
 
 
 def reshape(x: Any, dims: Sequence[int | None]) -> Any:
     """Julia's `reshape(x, dims...)`: column-major order, `nothing` (Julia's `:`) inferred."""
     reverse = [-1 if d is None else d for d in reversed(dims)]
     return tf.transpose(tf.reshape(tf.transpose(x), reverse))
+
+
+def reshape_rows(x: Any, dims: Sequence[int]) -> Any:
+    """ADCME's `reshape(x, (a, b, c))` and `reshape(x, [a, b, c])`: `tf.reshape`, row-major
+    (-1 is inferred)."""
+    return tf.reshape(x, list(dims))
 
 
 def _as_tensors(xs: tuple[Any, ...]) -> list[Any]:
@@ -242,6 +314,21 @@ def vcat(*xs: Any) -> Any:
 def hcat(*xs: Any) -> Any:
     """Julia's `hcat(a, b, ...)` (`[a b]`): vectors become columns, stacked side by side."""
     return tf.concat([_as_matrix(t) for t in _as_tensors(xs)], 1)
+
+
+def get_collection(name: str | None = None) -> list[Any]:
+    """ADCME's `get_collection(name)`: a collection of the graph by its key (`UPDATE_OPS`,
+    `TRAINABLE_VARIABLES`, or any key in use); any other name is a regular expression, and the
+    result the trainable variables whose names it matches (`"my_collect"` finds
+    `my_collect1:0`); no name: every trainable variable."""
+    graph = tf.get_default_graph()
+    if name is not None and name in graph.get_all_collection_keys():
+        return graph.get_collection(name)
+    variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
+    if name is None:
+        return variables
+    pattern = re.compile(name)
+    return list({id(v): v for v in variables if pattern.search(v.name)}.values())
 
 
 def _typed(fetches: Any, values: Any) -> Any:
@@ -304,60 +391,267 @@ def display(obj: Any) -> str:
     return summary(obj)
 
 
-def _index(spec: tuple[Any, ...], position: int) -> Any:
+# --- indexing: Julia's `x[i, j, ...]` ---------------------------------------------------------
+# DevPlace.jl sends each index as a spec: ("i", n) an integer, ("r", first, last, step) a range
+# (its end included), ("c",) a colon, ("v", array) integer positions, ("m", array) a Bool mask,
+# ("o", object) a Python object (for a tensor: a tensor of positions or a Bool mask; for a
+# container: a key), ("k", key) a string key. Julia counts from 1 and never clamps: an index out
+# of range is an IndexError (DevPlace.jl throws Julia's BoundsError for it).
+
+
+def array_summary(obj: Any) -> str:
+    """Julia's `summary(x)` of a tensor, as in a BoundsError: `2×3 tensor 'Const:0' (float64)`."""
+    if not _is_tensor(obj):
+        return f"Python {type(obj).__name__}"
+    dims = obj.shape.as_list() if obj.shape.ndims is not None else None
+    if dims is None:
+        shape = "tensor of unknown rank"
+    elif len(dims) == 1:
+        shape = f"{'?' if dims[0] is None else dims[0]}-element tensor"
+    elif not dims:
+        shape = "0-dimensional tensor"
+    else:
+        shape = "×".join("?" if d is None else str(d) for d in dims) + " tensor"
+    return f"{shape} {obj.name!r} ({obj.dtype.base_dtype.name})"
+
+
+def _out_of_bounds(x: Any, dim: int, size: int, index: Any) -> IndexError:
+    """Julia's BoundsError, said in Python."""
+    return IndexError(
+        f"attempt to access {array_summary(x)} at index {index} in dimension {dim}, "
+        f"which has size {size} (Julia indices run from 1 to the size)"
+    )
+
+
+def _checked_at_run_time(x: Any, axis: int, positions: Any, index: str) -> Any:
+    """`positions` (counted from 0) with an assertion, run before any use, that they lie in
+    dimension `axis` of `x`: for sizes known only at run time and for tensor indices (a gather
+    on a GPU gives 0 for a position out of range instead of failing)."""
+    positions = tf.convert_to_tensor(positions)
+    size = tf.shape(x, out_type=positions.dtype)[axis]
+    inside = tf.reduce_all(tf.logical_and(positions >= 0, positions < size))
+    check = tf.debugging.Assert(
+        inside,
+        [
+            f"attempt to access {array_summary(x)} at index {index} in dimension {axis + 1}: "
+            "positions (from 1)",
+            positions + 1,
+            "size",
+            size,
+        ],
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(positions)
+
+
+def _range_positions(spec: tuple[Any, ...]) -> range:
+    """Julia's `first:step:last` as the 0-based positions it selects."""
+    first, last, step = spec[1:]
+    if step == 0:
+        raise ValueError(f"range step cannot be zero: {first}:{step}:{last}")
+    return range(first - 1, last - 1 + (1 if step > 0 else -1), step)
+
+
+def _static_positions(spec: tuple[Any, ...]) -> Any:
+    """The 0-based positions an integer, range, integer vector or Bool mask selects: an int (the
+    dimension is dropped), a range, or an int64 array (unchecked)."""
     kind = spec[0]
     if kind == "i":
-        i = spec[1]
-        if i < 1:
-            raise IndexError(f"index {i} at position {position}: Julia indices start at 1")
-        return i - 1
+        return spec[1] - 1
     if kind == "r":
-        start, stop, step = spec[1:]
-        if step == 0:
-            raise ValueError("range step cannot be zero")
-        if start < 1 or stop < 0:
-            raise IndexError(f"range {start}:{step}:{stop} at position {position} starts below 1")
-        if step > 0:
-            return slice(start - 1, stop, step)
-        return slice(start - 1, stop - 2 if stop >= 2 else None, step)
+        return _range_positions(spec)
+    if kind == "v":
+        return np.asarray(spec[1], dtype=np.int64) - 1
+    return np.flatnonzero(np.asarray(spec[1], dtype=bool))
+
+
+def _check_static(x: Any, dim: int, size: int, positions: Any, spec: tuple[Any, ...]) -> None:
+    """Julia's bounds check of positions (from 0) against a known size."""
+    if spec[0] == "m" and len(spec[1]) != size:
+        raise _out_of_bounds(x, dim, size, f"(a Bool mask of length {len(spec[1])})")
+    if isinstance(positions, range):
+        ends = [positions[0], positions[-1]] if positions else []
+        bad = [p for p in ends if not 0 <= p < size]
+    else:
+        flat = np.atleast_1d(positions)
+        bad = flat[(flat < 0) | (flat >= size)].tolist()
+    if bad:
+        raise _out_of_bounds(x, dim, size, bad[0] + 1)
+
+
+def _index_text(spec: tuple[Any, ...]) -> str:
+    """One index as Julia writes it, for messages."""
+    kind, *value = spec
+    if kind == "r":
+        first, last, step = value
+        return f"{first}:{last}" if step == 1 else f"{first}:{step}:{last}"
+    if kind == "v":
+        return "[" + ", ".join(str(int(i)) for i in value[0]) + "]"
+    if kind == "m":
+        return f"a Bool mask of length {len(value[0])}"
+    if kind == "o" and _is_tensor(value[0]):
+        return repr(value[0].name)
+    return ":" if kind == "c" else str(value[0])
+
+
+def _tensor_positions(x: Any, axis: int, index: Any, text: str) -> Any:
+    """A tensor index, 1-based as in Julia and ADCME: integer positions (a scalar drops the
+    dimension) or a Bool mask, as 0-based positions checked when the graph runs."""
+    index = tf.convert_to_tensor(index)
+    if index.dtype.is_bool:
+        positions = tf.reshape(tf.where(index), [-1])
+        size = tf.shape(x, out_type=tf.int64)[axis]
+        check = tf.debugging.assert_equal(
+            tf.size(index, out_type=tf.int64),
+            size,
+            message=f"{text}: a Bool mask must be as long as dimension {axis + 1} of "
+            f"{array_summary(x)}",
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(positions)
+    if not index.dtype.is_integer:
+        raise TypeError(
+            f"a tensor index must hold integers or Bools, got {array_summary(index)}; "
+            "hint: cast(Int64, i)"
+        )
+    if index.dtype not in (tf.int32, tf.int64):
+        index = tf.cast(index, tf.int64)
+    return _checked_at_run_time(x, axis, index - 1, text)
+
+
+def _per_dimension(x: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
+    """Julia's `x[i1, ..., in]` with one index per dimension: integers drop their dimension,
+    ranges, colons, vectors and masks keep it, vectors select in their own order."""
+    shape = _known_shape(x)
+    key: list[Any] = []
+    gathers: list[tuple[int, Any]] = []  # (axis in the sliced tensor, 0-based positions)
+    axis = 0
+    for dim, (spec, size) in enumerate(zip(specs, shape, strict=True), start=1):
+        kind = spec[0]
+        if kind == "c":
+            key.append(slice(None))
+            axis += 1
+            continue
+        if kind == "o":
+            key.append(slice(None))
+            gathers.append((axis, _tensor_positions(x, dim - 1, spec[1], _index_text(spec))))
+            axis += 1
+            continue
+        if kind not in ("i", "r", "v", "m"):
+            raise TypeError(f"a tensor cannot be indexed by {spec[1]!r} (dimension {dim})")
+        if size is None:  # known when the graph runs: checked then
+            key.append(slice(None))
+            index = spec[1] if kind == "m" else np.asarray(_static_positions(spec)) + 1
+            gathers.append((axis, _tensor_positions(x, dim - 1, index, _index_text(spec))))
+            axis += 1
+            continue
+        positions = _static_positions(spec)
+        _check_static(x, dim, size, positions, spec)
+        if isinstance(positions, range):
+            stop = positions.stop if positions.stop >= 0 else None
+            key.append(slice(positions.start, stop, positions.step))
+            axis += 1
+        elif isinstance(positions, int):
+            key.append(positions)
+        else:
+            key.append(slice(None))
+            gathers.append((axis, positions))
+            axis += 1
+    y = x[tuple(key)] if any(k != slice(None) for k in key) else x
+    for axis, positions in reversed(gathers):  # a scalar position drops its axis: last first
+        y = tf.gather(y, positions, axis=axis)
+    return y
+
+
+def tensor_getindex(x: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
+    """Julia's and ADCME's `x[...]` on a tensor: one index per dimension (trailing ones may be
+    added, as in Julia); one index into a tensor of two or more dimensions selects along the
+    first (as ADCME; `x[:]` is `vec(x)`, column-major)."""
+    rank = ndims(x)
+    if len(specs) == 1 and rank != 1:
+        if specs[0][0] == "c":
+            return reshape(x, [None])
+        if rank == 0:
+            raise IndexError(f"a 0-dimensional tensor {x.name!r} is indexed by x[] only")
+        specs = (specs[0],) + (("c",),) * (rank - 1)
+    elif len(specs) < rank:
+        raise IndexError(
+            f"{len(specs)} indices into {array_summary(x)}: give one index per dimension "
+            "(or one index, which selects along the first)"
+        )
+    elif len(specs) > rank:
+        for _ in range(len(specs) - rank):  # Julia's trailing dimensions of size 1
+            x = tf.expand_dims(x, -1)
+    return _per_dimension(x, specs)
+
+
+def _container_key(obj: Any, spec: tuple[Any, ...]) -> Any:
+    """One Julia index into a Python container: a key for a mapping; for a sequence a 1-based
+    integer or an inclusive range, checked against its length (never wrapped or clamped)."""
+    kind = spec[0]
+    if kind in ("k", "o") or isinstance(obj, Mapping):
+        return spec[1] if kind in ("i", "k", "o") else slice(None)
     if kind == "c":
         return slice(None)
-    if kind == "k":
-        return spec[1]
-    raise ValueError(f"unknown index kind {kind!r}")
+    if kind not in ("i", "r"):
+        raise TypeError(f"a Python {type(obj).__name__} is indexed by integers and ranges")
+    positions = _static_positions(spec)
+    size = len(obj)
+    if kind == "i":
+        if not 0 <= positions < size:
+            raise _out_of_bounds(obj, 1, size, spec[1])
+        return positions
+    _check_static(obj, 1, size, positions, spec)
+    return slice(positions.start, positions.stop if positions.stop >= 0 else None, positions.step)
 
 
-def _key(obj: Any, specs: tuple[tuple[Any, ...], ...]) -> Any:
-    if isinstance(obj, Mapping):
-        keys = tuple(s[1] if s[0] in ("i", "k") else slice(None) for s in specs)
-    else:
-        keys = tuple(_index(s, n + 1) for n, s in enumerate(specs))
+def _key(obj: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
+    keys = tuple(_container_key(obj, s) for s in specs)
     return keys[0] if len(keys) == 1 else keys
 
 
-def getindex(obj: Any, specs: tuple[tuple[Any, ...], ...]) -> Any:
-    """Julia's `obj[i, j, ...]`; indices come as ("i", n), ("r", a, b, s), ("c",), ("k", key)."""
+def getindex(obj: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
+    """Julia's `obj[i, j, ...]` (index specs as above): on tensors `tensor_getindex`, on
+    mappings a key, on sequences 1-based positions."""
+    if _is_tensor(obj):
+        return tensor_getindex(obj, specs)
     return obj[_key(obj, specs)]
 
 
-def setindex(obj: Any, value: Any, specs: tuple[tuple[Any, ...], ...]) -> None:
+def setindex(obj: Any, value: Any, specs: Sequence[tuple[Any, ...]]) -> None:
     """Julia's `obj[i...] = value` (for mutable Python containers)."""
     obj[_key(obj, specs)] = value
 
 
 def lastindex(obj: Any, dim: int, ndims: int) -> int:
-    """Julia's `end` inside `obj[...]`: the length of dimension `dim` (1-based) of `ndims`."""
-    shape = getattr(obj, "shape", None)
-    if shape is not None and not isinstance(obj, Mapping):
-        dims = list(shape)
-        if ndims == 1 and len(dims) > 1:
-            raise IndexError("`end` with one index into a multi-dimensional tensor is ambiguous")
-        d = dims[dim - 1]
-        d = getattr(d, "value", d)
-        if d is None:
-            raise ValueError(f"`end` needs a static size, but dimension {dim} of {obj} is unknown")
-        return int(d)
-    return len(obj)
+    """Julia's `end` inside `obj[...]`: the size of dimension `dim` (1-based) of a tensor, or of
+    its first dimension when it has one index (as ADCME); the length of anything else."""
+    if not _is_tensor(obj):
+        return len(obj)
+    shape = _known_shape(obj)
+    if dim > len(shape):
+        return 1
+    size = shape[0 if ndims == 1 else dim - 1]
+    if size is None:
+        raise ValueError(
+            f"`end` needs a static size, but dimension {dim} of {array_summary(obj)} is unknown; "
+            "hint: give the placeholder a shape, or index with a tensor"
+        )
+    return size
+
+
+def items(obj: Any) -> list[Any]:
+    """The elements Julia's `iterate` walks (a Python list of them). A tensor has none before a
+    session runs it: a clear error instead of TensorFlow's "Iterating over a symbolic
+    tf.Tensor"."""
+    if _is_tensor(obj):
+        raise TypeError(
+            f"iterate: {array_summary(obj)} has no elements to loop over while the graph is "
+            "built, so Julia functions that iterate (for loops, collect, splatting x..., "
+            "first, foreach, generic map/filter/reduce) do not work on it. Hint: use "
+            "TensorFlow operations (x[i], sum, map, ...), or loop over run(sess, x)"
+        )
+    return list(obj)
 
 
 def _julia_value(value: Any) -> str:
