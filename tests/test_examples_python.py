@@ -81,7 +81,7 @@ EXPECTED = {
         "y = [2.5, 8.5]",
         # the dequeue asked for worker 1 runs beside its queue on ps 0 (TF colocates them)
         re.compile(
-            r"^batch +QueueDequeueManyV2 +/job:worker/task:1 +"
+            r"^batch +QueueDequeueManyV2 +/job:worker/task:1/device:CPU:0 +"
             r"/job:ps/replica:0/task:0/device:CPU:0 \*",
             re.M,
         ),

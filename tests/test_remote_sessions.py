@@ -32,9 +32,16 @@ W0, W1 = (f"/job:worker/replica:0/task:{i}/device:CPU:0" for i in (0, 1))
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Géron's cluster, smaller: two ps tasks, two workers (one CPU each)."""
-    with LocalCluster(ps=2, workers=2, start_timeout=120) as running:
+    """Géron's cluster, smaller: two ps tasks, two workers, CPU servers as in the book (with a
+    GPU, the unpinned ops below would run on it and the master's fetches of their results
+    would cross from its GPU to its CPU as well: other counts)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CUDA_VISIBLE_DEVICES", "-1")  # read by each server process as it starts
+        running = LocalCluster(ps=2, workers=2, start_timeout=120).start()
+    try:
         yield running
+    finally:
+        running.stop()
 
 
 def crossings(report):
@@ -46,7 +53,7 @@ def test_a_fetched_constant_crosses_nothing_remote_or_in_process():
     # itself for the client; in process, `c -> _retval_c_0_0`. Neither crosses a device.
     server = tf.train.Server.create_local_server()
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf.device("/cpu:0"):  # where the master's client side is
         c = tf.constant([1.0, 2.0, 3.0], tf.float64, name="c")  # 24 bytes
     for target in (server.target, None):
         with dp.Session(target=target, graph=graph) as sess:

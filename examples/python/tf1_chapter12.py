@@ -53,7 +53,7 @@ with tf.device("/job:ps/task:0"):
     )
     training_instance = tf.placeholder(tf.float32, shape=[2])
     enqueue = q.enqueue([training_instance])
-with tf.device("/job:worker/task:1"):
+with tf.device("/job:worker/task:1/cpu:0"):
     batch = q.dequeue_many(2, name="batch")
     y = tf.add(tf.matmul(batch, w), b, name="y")
 
