@@ -61,6 +61,7 @@ _LAZY = {
     "AutoPlacement": "devplace.autoplacer",
     "profile_devices": "devplace.autoplacer",
     "DeviceProfiles": "devplace.autoplacer",
+    "measure_link": "devplace.autoplacer",
     "LocalCluster": "devplace.cluster",
     "ClusterSession": "devplace.cluster",
 }
@@ -109,6 +110,7 @@ __all__ = [
     "LocalCluster",
     "AutoPlacement",
     "DeviceProfiles",
+    "measure_link",
     "profile_devices",
     "TraceError",
     "autoplace",

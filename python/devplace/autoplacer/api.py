@@ -19,7 +19,7 @@ from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 
-__all__ = ["AutoPlacement", "autoplace", "step_time_us"]
+__all__ = ["AutoPlacement", "autoplace", "measure_placement", "step_time_us"]
 
 
 @dataclass
@@ -150,21 +150,23 @@ def step_time_us(sess: Any, fetches: Any, feed: Any = None, runs: int = 20) -> f
     return statistics.median(times)
 
 
-def _measure(
-    session: Any, fetches: Any, feed: Any, ops: list[Any], devices: list[str], runs: int
+def measure_placement(
+    session: Any, fetches: Any, devices: Mapping[str, str], feed: Any = None, runs: int = 20
 ) -> float:
-    """Median wall step time (µs) of `fetches` with `ops` on `devices`, in a fresh session.
+    """Median wall step time (µs) of `fetches` with each op named in `devices` on its device,
+    in a fresh session of `session`'s graph, target and config.
 
-    The session's graph, target and config are reused; every global variable is initialised
-    afresh (values do not change step times); the ops' devices are restored afterwards.
+    Every global variable is initialised afresh (values do not change step times; on a
+    cluster this resets the servers' copies too); the ops' devices are restored afterwards.
     """
     from devplace._tf import tf
 
-    before = [op.device for op in ops]
     graph = session.graph
+    ops = [graph.get_operation_by_name(name) for name in devices]
+    before = [op.device for op in ops]
     try:
-        for op, dev in zip(ops, devices, strict=True):
-            op._set_device(dev)
+        for op in ops:
+            op._set_device(devices[op.name])
         with graph.as_default():
             inits = [v.initializer for v in tf.global_variables()]
         config = getattr(session, "_config", None)
@@ -175,6 +177,18 @@ def _measure(
     finally:
         for op, dev in zip(ops, before, strict=True):
             op._set_device(dev)
+
+
+def _measurer(
+    session: Any, fetches: Any, feed: Any, ops: Sequence[Any], runs: int
+) -> Callable[[list[str]], float]:
+    """Measures a placement given as a device name per op of `ops` (`measure_placement`)."""
+
+    def measure(names: list[str]) -> float:
+        devices = {op.name: name for op, name in zip(ops, names, strict=True)}
+        return measure_placement(session, fetches, devices, feed, runs)
+
+    return measure
 
 
 def _check_verify(verify: object, runs: object, session: Any) -> None:
@@ -268,7 +282,7 @@ def autoplace(
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
         label, measured, predicted = _verified(
-            problem, candidates, lambda names: _measure(session, fetches, feed, ops, names, runs)
+            problem, candidates, _measurer(session, fetches, feed, ops, runs)
         )
         result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked=strategy)
         result.measured, result.predicted = measured, predicted

@@ -343,11 +343,12 @@ class CostModel:
     Servers (devices named `/job:J/task:T/...`): `task_links` maps a pair of tasks (`task_pair`)
     to the link between them (`measure_link`), `task_link` serves the pairs it lacks (None: the
     kind rules above); `task_threads` gives each task's inter-op pool (its cores): the task's
-    CPU devices share that many threads; `task_step_us` is the master's fixed work per task a
-    step involves, added to the step time once per task that runs an op; `step_us` is added
-    once per step (see `devplace.autoplacer.measure`). `master`: the task the client talks
-    to; a fed placeholder on another task waits for its tensor to cross from the master's
-    task, a fetched op on another task sends its output there (both over `task_links`).
+    CPU devices share that many threads; `step_us` is what a step costs on the master's task
+    alone, and `task_step_us` the master's work per other task a step involves (added once
+    per task other than `master` that runs an op; see `devplace.autoplacer.measure`).
+    `master`: the task the client talks to; a fed placeholder on another task waits for its
+    tensor to cross from the master's task, a fetched op on another task sends its output
+    there (both over `task_links`).
     """
 
     link: Link = PCIE

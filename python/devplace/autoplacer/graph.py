@@ -61,9 +61,10 @@ class ProblemDevice:
 class Problem:
     """Ops, edges, devices and costs of one placement problem (validated on creation).
 
-    `host_step_cost`: what a step costs once per host (`ProblemDevice.host`) whose devices
-    run an op (the master's work per task it involves), and `step_cost` once per step; both
-    are added to the simulated step time.
+    `step_cost`: what a step costs beyond its ops (the master alone); `host_step_cost` what it
+    costs once per other host (`ProblemDevice.host`) whose devices run an op (the master's
+    work per remote task it involves); `master_host` the master's host. Both are added to the
+    simulated step time.
     """
 
     names: list[str]
@@ -82,6 +83,7 @@ class Problem:
     name: str = "problem"
     host_step_cost: float = 0.0
     step_cost: float = 0.0
+    master_host: str | None = None
 
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
@@ -241,11 +243,12 @@ class Problem:
         return a
 
     def fixed_cost(self, assignment: np.ndarray) -> float:
-        """`step_cost` plus `host_step_cost` per host whose devices `assignment` uses."""
+        """`step_cost` plus `host_step_cost` per host other than the master's whose devices
+        `assignment` uses."""
         if not self.host_step_cost:
             return self.step_cost
         hosts = {self.devices[j].host for j in np.unique(assignment)}
-        return self.step_cost + self.host_step_cost * len(hosts - {None})
+        return self.step_cost + self.host_step_cost * len(hosts - {None, self.master_host})
 
     def min_compute(self) -> np.ndarray:
         """Fastest time of each op over the devices it may use."""

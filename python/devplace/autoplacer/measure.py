@@ -193,9 +193,9 @@ def master_task(sess: Any) -> str | None:
 
 @dataclass(frozen=True)
 class ServerConstants:
-    """Measured server constants: `base_us` (what a step costs beyond its ops and tasks: the
-    intercept), `task_step_us` (the master's work per task a step involves: the slope), and
-    `threads` per task (how many independent ops it runs at once)."""
+    """Measured server constants: `base_us` (a step of one tiny op on the master's task),
+    `task_step_us` (the master's work per further task a step involves: the slope over 1..K
+    tasks), and `threads` per task (how many independent ops it runs at once)."""
 
     base_us: float
     task_step_us: float
@@ -235,19 +235,21 @@ def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 25
 def measure_servers(
     sess: Any, tasks: Sequence[str], runs: int = 15, chains: int = 4
 ) -> ServerConstants:
-    """Time `sess`'s servers: a step involving 1..K of `tasks` (the first should be the
-    master's) gives the per-task step cost (least-squares slope) and the base; per task,
+    """Time `sess`'s servers: steps involving 1..K of `tasks` (the first should be the
+    master's) give the base (the first alone) and the per-task step cost (the least-squares
+    slope); per task,
     `chains` independent chains of matmuls against one, each less a step's fixed cost, give
     how many ops it runs at once (rounded, 1..`chains`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
     ks = list(range(1, len(names) + 1))
     steps = [_step_over_tasks(target, names, k, runs) for k in ks]
-    slope, base = np.polyfit(ks, steps, 1) if len(ks) > 1 else (0.0, steps[0])
-    slope = max(float(slope), 0.0)
+    # steps[0]: the master's task alone; each further task adds the slope.
+    slope = float(np.polyfit(ks, steps, 1)[0]) if len(ks) > 1 else 0.0
+    slope = max(slope, 0.0)
     threads = {}
-    for task, alone in zip(names, [steps[0]] * len(names), strict=True):
-        one = _parallel_chains(target, task, 1, runs) - alone
-        many = _parallel_chains(target, task, chains, runs) - alone
+    for task in names:
+        one = _parallel_chains(target, task, 1, runs) - steps[0]
+        many = _parallel_chains(target, task, chains, runs) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
-    return ServerConstants(base_us=max(float(base), 0.0), task_step_us=slope, threads=threads)
+    return ServerConstants(base_us=steps[0], task_step_us=slope, threads=threads)

@@ -14,7 +14,8 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   with `ProblemDevice.dma` holds it for the link's alpha only, its bytes then arriving after
   the rest of the transfer time); otherwise transfers do not contend;
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
-  whose devices run an op, added to the makespan;
+  other than the master's whose devices run an op, added to the makespan; transfers between
+  two hosts never wait for a channel (gRPC requests overlap);
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.
 """
@@ -79,6 +80,7 @@ class _Machine:
         self.channel_free = [0.0] * len(devs)
         self.serial = problem.serial_links
         self.dma = [dev.dma for dev in devs]
+        self.host = [dev.host for dev in devs]
         self.alpha = problem.link_alpha
 
     def can_start(self, dv: int) -> bool:
@@ -104,8 +106,8 @@ class _Machine:
 
         A `dma` sender holds the channel for the link's alpha only; the rest of `cost` follows.
         """
-        if not (self.serial and cost > 0):  # free copies never wait for a channel
-            return t + cost
+        if not (self.serial and cost > 0) or self.host[src] != self.host[dest]:
+            return t + cost  # free copies and transfers between hosts never wait
         ch = self.channel_of[src]
         hold = min(cost, self.alpha[src, dest]) if self.dma[src] else cost
         self.channel_free[ch] = max(t, self.channel_free[ch]) + hold

@@ -302,6 +302,7 @@ def problem_from_graph(
         name=graph.__class__.__name__,
         host_step_cost=cost.task_step_us,
         step_cost=cost.step_us,
+        master_host=cost.master,
     )
     return problem, ops
 

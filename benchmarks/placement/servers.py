@@ -1,0 +1,261 @@
+"""Placement across servers, measured: single tasks, round robin, HEFT and autoplace.
+
+    .venv/bin/python benchmarks/placement/servers.py [--tasks 2] [--cores-per-task 1] [--json]
+
+Starts a `LocalCluster` of `--tasks` worker tasks (each pinned to its own `--cores-per-task`
+cores when given), the client talking to task 0. Measures, once: the link between the tasks
+(`measure_link`: chains alternating tasks against chains on one) and the servers' constants
+(`measure_servers`: the master's work per task a step involves, and ops run at once per task).
+Then for the three models of `models.py` and the seeds' colocate graph: profiles the graph on
+each task (`profile_devices`; tasks of equal cores share one profile), builds the cost model
+from those measurements only, and for every single-task placement, round robin, HEFT and
+`autoplace` (without and with `verify=2`) gives the predicted step time (simulator) and the
+measured one (median of `--runs` steps in a fresh session). Writes servers.json and
+servers.md beside this file (with `--json`, the JSON also to stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import devplace as dp
+from devplace.autoplacer import CostModel, autoplace, place, profile_devices, simulate
+from devplace.autoplacer.api import measure_placement
+from devplace.autoplacer.measure import master_task, measure_servers, task_links
+from devplace.autoplacer.tf_graph import problem_from_graph
+from devplace.demo import SEED_CPU, SEED_GPU
+from devplace.demo import _build as build_seed
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from models import MODELS  # noqa: E402
+
+tf = dp.tf
+
+
+def colocate_seed() -> tuple[Any, Any, dict[Any, Any], Any]:
+    """The seeds' colocate graph (gradients colocated), its pins left for the placers."""
+    graph, fetch = build_seed(True, {SEED_GPU: SEED_GPU, SEED_CPU: SEED_CPU})
+    with graph.as_default():
+        init = tf.global_variables_initializer()
+    return graph, fetch, {}, init
+
+
+GRAPHS = {**MODELS, "colocate_seed": colocate_seed}
+
+
+def measure_cluster(sess: Any, tasks: list[str], cores: dict[str, int]) -> dict[str, Any]:
+    """The links between the tasks and the servers' constants, as CostModel fields."""
+    servers = measure_servers(sess, tasks)
+    links = task_links(sess, tasks)
+    # A pinned task's inter-op pool has exactly its cores' threads; without pinning, the
+    # measured number of ops it runs at once.
+    threads = {t: cores.get(t, servers.threads[t]) for t in tasks}
+    return {
+        "fields": {
+            "task_links": links,
+            "task_threads": threads,
+            "task_step_us": servers.task_step_us,
+            "step_us": servers.base_us,
+            "master": master_task(sess),
+        },
+        "report": {
+            "links": {
+                " ".join(k): {"alpha_us": v.alpha, "beta_us_per_byte": v.beta}
+                for k, v in links.items()
+            },
+            "measured_threads": dict(servers.threads),
+            "threads_used": threads,
+            "task_step_us": servers.task_step_us,
+            "base_us": servers.base_us,
+        },
+    }
+
+
+def one_graph(
+    cluster: Any,
+    name: str,
+    tasks: list[str],
+    cores: dict[str, int],
+    fields: dict[str, Any],
+    runs: int,
+    budget: float,
+) -> dict[str, Any]:
+    """Every placement of one graph: predicted and measured step times."""
+    graph, fetch, feed, _ = GRAPHS[name]()
+    devices = [f"{t}/device:CPU:0" for t in tasks]
+    sess = cluster.session(graph=graph, soft=True, optimize=False)
+    try:
+        t0 = time.perf_counter()
+        profiles = profile_devices(sess, fetch, devices, feed, repeat=5, cores=cores)
+        profile_s = time.perf_counter() - t0
+        cost = CostModel.from_profiles(profiles, **fields)
+        problem, ops = problem_from_graph(fetch, devices, cost, graph=graph, respect_pins=False)
+        names = [op.name for op in ops]
+
+        def row(label: str, assignment: Any) -> dict[str, Any]:
+            placed = {n: problem.devices[a].name for n, a in zip(names, assignment, strict=True)}
+            return {
+                "placement": label,
+                "predicted_us": simulate(problem, assignment).makespan,
+                "measured_us": measure_placement(sess, fetch, placed, feed, runs),
+                "tasks_used": len({problem.devices[a].host for a in assignment}),
+            }
+
+        rows = []
+        for j, t in enumerate(tasks):
+            rows.append(row(f"single {t}", [j] * problem.n))
+        for strategy in ("round_robin", "heft"):
+            rows.append(row(strategy, place(problem, strategy, budget)))
+        for verify in (0, 2):
+            p = autoplace(
+                fetch,
+                devices,
+                cost=cost,
+                session=sess,
+                feed=feed,
+                verify=verify,
+                runs=runs,
+                budget=budget,
+                respect_pins=False,
+            )
+            rows.append(
+                row(
+                    f"autoplace{' verify=2' if verify else ''} ({p.strategy})",
+                    [devices.index(p.devices[n]) for n in names],
+                )
+            )
+        return {
+            "graph": name,
+            "ops": problem.n,
+            "profile_s": profile_s,
+            "shared_profiles": profiles.shared,
+            "rows": rows,
+        }
+    finally:
+        sess.close()
+
+
+def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Speed-ups of autoplace over the best single task, and prediction errors."""
+    errors = []
+    out: dict[str, Any] = {"graphs": {}}
+    for g in graphs:
+        best_single = min(
+            r["measured_us"] for r in g["rows"] if r["placement"].startswith("single")
+        )
+        autos = {
+            r["placement"].split(" (")[0]: r["measured_us"]
+            for r in g["rows"]
+            if r["placement"].startswith("autoplace")
+        }
+        out["graphs"][g["graph"]] = {
+            "best_single_us": best_single,
+            **{f"{k} speed-up": best_single / v for k, v in autos.items()},
+        }
+        for r in g["rows"]:
+            r["error"] = (r["predicted_us"] - r["measured_us"]) / r["measured_us"]
+            errors.append(abs(r["error"]))
+    out["median_abs_error"] = statistics.median(errors)
+    out["max_abs_error"] = max(errors)
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """servers.md: how it was run, the constants measured, and every graph's table."""
+    s = result["summary"]
+    lines = [
+        "# Placement across servers (measured)",
+        "",
+        f"`{result['command']}`, {result['date']}, {result['machine']}; load average "
+        f"{result['load_before']} before, {result['load_after']} after; {result['seconds']:.0f} s.",
+        f"{result['tasks']} worker tasks, cores per task: {result['cores_per_task']} "
+        f"({result['cores']}); the client talks to task 0.",
+        "",
+        "Measured once: " + json.dumps(result["cluster"], default=str),
+        "",
+        "| graph | ops | placement | predicted µs | measured µs | error |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for g in result["graphs"]:
+        for r in g["rows"]:
+            lines.append(
+                f"| {g['graph']} | {g['ops']} | {r['placement']} | {r['predicted_us']:.0f} | "
+                f"{r['measured_us']:.0f} | {100 * r['error']:+.0f}% |"
+            )
+    lines += [
+        "",
+        "| graph | best single task µs | autoplace speed-up | autoplace verify=2 speed-up |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, v in s["graphs"].items():
+        lines.append(
+            f"| {name} | {v['best_single_us']:.0f} | {v.get('autoplace speed-up', 0):.2f} | "
+            f"{v.get('autoplace verify=2 speed-up', 0):.2f} |"
+        )
+    lines += [
+        "",
+        f"Prediction error over all {sum(len(g['rows']) for g in result['graphs'])} "
+        f"measured placements: median {100 * s['median_abs_error']:.1f}%, worst "
+        f"{100 * s['max_abs_error']:.1f}%.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; write servers.json and servers.md."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument("--cores-per-task", type=int, default=None)
+    parser.add_argument("--runs", type=int, default=20, help="steps per measurement")
+    parser.add_argument("--budget", type=float, default=0.8, help="seconds per placement")
+    parser.add_argument("--graphs", nargs="*", default=list(GRAPHS), choices=list(GRAPHS))
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    load_before = os.getloadavg()
+    with dp.LocalCluster(ps=0, workers=args.tasks, cores_per_task=args.cores_per_task) as cluster:
+        tasks = [f"/job:worker/task:{i}" for i in range(args.tasks)]
+        cores = {
+            f"/job:{r.split('/')[0]}/task:{r.split('/')[1]}": len(c)
+            for r, c in cluster.cores.items()
+        }
+        with cluster.session() as sess:
+            measured = measure_cluster(sess, tasks, cores)
+        graphs = [
+            one_graph(cluster, g, tasks, cores, measured["fields"], args.runs, args.budget)
+            for g in args.graphs
+        ]
+    result = {
+        "command": "benchmarks/placement/servers.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {platform.system()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "load_before": " ".join(f"{x:.2f}" for x in load_before),
+        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "tasks": args.tasks,
+        "cores_per_task": args.cores_per_task,
+        "cores": cores,
+        "cluster": measured["report"],
+        "graphs": graphs,
+        "seconds": time.perf_counter() - t0,
+    }
+    result["summary"] = summary(graphs)
+    (HERE / "servers.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    (HERE / "servers.md").write_text(markdown(result))
+    print(json.dumps(result, indent=1, default=str) if args.json else markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Placement across servers: tasks profiled, the link between them measured and fitted, the
+server model (a pool per task, the master's work per task), on a real LocalCluster."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import devplace as dp
+from devplace.autoplacer import (
+    AutoPlacementError,
+    CostModel,
+    Link,
+    Problem,
+    ProblemDevice,
+    autoplace,
+    profile_devices,
+    simulate,
+)
+from devplace.autoplacer.cost import task_pair
+from devplace.autoplacer.measure import master_task, measure_link, measure_servers, same_host
+from devplace.autoplacer.tf_graph import problem_from_graph
+
+tf = dp.tf
+T0, T1 = "/job:worker/task:0", "/job:worker/task:1"
+DEVICES = [f"{T0}/device:CPU:0", f"{T1}/device:CPU:0"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with dp.LocalCluster(ps=0, workers=2) as c:
+        yield c
+
+
+def _graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [8, 16], name="x")
+        w = tf.Variable(tf.ones([16, 16]), name="w")
+        y = tf.reduce_sum(tf.nn.relu(tf.matmul(x, w, name="mm")), name="y")
+    return graph, x, y
+
+
+@pytest.fixture
+def session(cluster):
+    graph, x, y = _graph()
+    with cluster.session(graph=graph, soft=True, optimize=False) as sess:
+        yield sess, {x: np.ones([8, 16], np.float32)}, y
+
+
+def test_each_task_is_profiled_where_it_ran(session):
+    sess, feed, y = session
+    profiles = profile_devices(sess, y, DEVICES, feed, repeat=2)
+    assert sorted(profiles.profiles) == DEVICES and profiles.shared == {}
+    for dev in DEVICES:  # the op ran on the profiled task (from the run's metadata)
+        ran = profiles.profiles[dev]["mm"]["device"]
+        assert dev.split("/device")[0].replace("/job:worker", "") in ran.replace("/replica:0", "")
+        assert profiles.time("mm", dev) == profiles.profiles[dev]["mm"]["us"]
+
+
+def test_tasks_of_equal_cores_share_one_profile_and_say_so(session):
+    sess, feed, y = session
+    profiles = profile_devices(sess, y, DEVICES, feed, repeat=2, cores={T0: 1, T1: 1})
+    assert list(profiles.profiles) == [DEVICES[0]]
+    assert profiles.shared == {DEVICES[1]: DEVICES[0]}
+    assert profiles.time("mm", DEVICES[1]) == profiles.time("mm", DEVICES[0])
+    unequal = profile_devices(sess, y, DEVICES, feed, repeat=2, cores={T0: 1, T1: 2})
+    assert sorted(unequal.profiles) == DEVICES and unequal.shared == {}
+
+
+def test_autoplace_with_a_session_profiles_its_tasks_once_and_caches(session):
+    sess, feed, y = session
+    first = autoplace({"y": y}, DEVICES, session=sess, feed=feed, strategy="heft")
+    assert len(first.notes) == 1 and first.notes[0].startswith("profiled " + DEVICES[0])
+    assert "links between their tasks" in first.notes[0]
+    problem = first.problem
+    assert problem.link_alpha[0, 1] > 0  # a measured link, not free logical CPUs
+    assert [d.host for d in problem.devices] == [T0, T1]
+    again = autoplace([y], DEVICES, session=sess, feed=feed, strategy="heft")
+    assert again.notes == [f"used the profiles of {', '.join(DEVICES)} cached for this graph"]
+    assert again.devices == first.devices
+
+
+def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):
+    sess, feed, y = session
+    link = measure_link(sess, T0, DEVICES[1], sizes=(4, 65536), hops=2, runs=3)
+    assert link.name == f"{T0}<->{T1}" and link.alpha >= 0 and link.beta >= 0
+    assert link.alpha + link.beta * 65536 > 0
+    assert same_host(sess, T0, T1) and master_task(sess) == T0
+    profiles = profile_devices(sess, y, DEVICES, feed, repeat=2)
+    cost = CostModel.from_profiles(profiles, task_links={task_pair(T0, T1): link}, master=T0)
+    alpha, beta = cost.links(DEVICES)
+    assert alpha[0, 1] == alpha[1, 0] == link.alpha and beta[0, 1] == link.beta
+    problem, ops = problem_from_graph(y, DEVICES, cost, graph=sess.graph)
+    x = [op.name for op in ops].index("x")  # fed on the master's task: crossing to task 1
+    assert problem.compute[x, 1] == pytest.approx(problem.compute[x, 0] + link.time(8 * 16 * 4))
+
+
+def test_measure_servers_gives_each_task_its_threads(session):
+    sess, _, _ = session
+    constants = measure_servers(sess, [T0, T1], runs=3, chains=2)
+    assert set(constants.threads) == {T0, T1}
+    assert all(1 <= n <= 2 for n in constants.threads.values())
+    assert constants.task_step_us >= 0 and constants.base_us >= 0
+
+
+def test_measuring_needs_a_cluster_session_and_two_tasks(session):
+    sess, _, _ = session
+    with dp.Session(cpus=1) as local, pytest.raises(AutoPlacementError, match="grpc.*hint"):
+        measure_link(local, T0, T1)
+    with pytest.raises(AutoPlacementError, match="two different tasks"):
+        measure_link(sess, T0, DEVICES[0])
+    with pytest.raises(AutoPlacementError, match="names no task.*hint"):
+        measure_link(sess, "/device:CPU:0", T1)
+
+
+def test_each_pair_of_tasks_gets_its_own_link():
+    near, far = Link("same host", 50.0, 1e-4), Link("other host", 400.0, 1e-3)
+    devices = [f"/job:w/task:{i}/device:CPU:0" for i in range(3)]
+    cost = CostModel(
+        task_links={task_pair(devices[0], devices[1]): near},
+        task_link=far,
+    )
+    alpha, beta = cost.links(devices)
+    assert alpha[0, 1] == 50.0 and alpha[0, 2] == alpha[1, 2] == 400.0 and beta[2, 0] == 1e-3
+    with pytest.raises(AutoPlacementError, match="measured points.*hint"):
+        CostModel(task_link=Link("curve", 1.0, 0.0, ((4.0, 1.0), (8.0, 2.0)))).links(devices)
+
+
+def _two_tasks(threads: int, step: float) -> Problem:
+    """Four independent 10 µs ops that may run on two one-device tasks."""
+    return Problem(
+        names=[f"op{i}" for i in range(4)],
+        devices=[
+            ProblemDevice("a", "cpu", slots=4, pool="/job:w/task:0", host="/job:w/task:0"),
+            ProblemDevice("b", "cpu", slots=4, pool="/job:w/task:1", host="/job:w/task:1"),
+        ],
+        compute=np.full((4, 2), 10.0),
+        edges=[],
+        xfer=np.zeros(4),
+        link_alpha=np.zeros((2, 2)),
+        link_beta=np.zeros((2, 2)),
+        memory=np.zeros(4),
+        pool_capacity={"/job:w/task:0": threads, "/job:w/task:1": threads},
+        host_step_cost=step,
+        step_cost=7.0,
+        master_host="/job:w/task:0",
+    )
+
+
+def test_a_task_runs_as_many_ops_as_its_pool_and_each_task_costs_the_master():
+    one = _two_tasks(threads=1, step=5.0)
+    assert simulate(one, [0, 0, 0, 0]).makespan == 40 + 7  # one thread: one op at a time
+    assert simulate(one, [0, 0, 1, 1]).makespan == 20 + 7 + 5  # a task besides the master
+    two = _two_tasks(threads=2, step=5.0)
+    assert simulate(two, [0, 0, 0, 0]).makespan == 20 + 7
+    assert simulate(two, [1, 1, 1, 1]).makespan == 20 + 7 + 5  # the master's task unused
+
+
+def test_transfers_between_tasks_do_not_queue_on_a_channel():
+    def problem(hosts: list[str | None]) -> Problem:
+        return Problem(
+            names=["a", "b", "c"],
+            devices=[
+                ProblemDevice("d0", "cpu", slots=2, host=hosts[0]),
+                ProblemDevice("d1", "cpu", host=hosts[1]),
+            ],
+            compute=np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]),
+            edges=[(0, 2), (1, 2)],
+            xfer=np.zeros(3),
+            link_alpha=np.array([[0.0, 10.0], [10.0, 0.0]]),
+            link_beta=np.zeros((2, 2)),
+            memory=np.zeros(3),
+        )
+
+    assert simulate(problem([None, None]), [0, 0, 1]).makespan == 21  # one channel, in turn
+    assert simulate(problem([T0, T1]), [0, 0, 1]).makespan == 11  # two gRPC requests at once
