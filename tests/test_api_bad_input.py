@@ -158,6 +158,13 @@ BAD_INPUT = [
         ("run_profile: sess must be a session", "got 'x'", "run_profile(sess, fetches)"),
     ),
     (
+        "run('x', c)",
+        lambda: dp.run("x", dp.constant(1.0)),
+        TypeError,
+        ("run: sess must be a session", "got 'x'"),
+    ),
+    ("init(None)", lambda: dp.init(None), TypeError, ("init: sess must be a session", "got None")),
+    (
         "run_profile repeat=0",
         lambda: dp.run_profile(dp.Session(), dp.constant(1.0), repeat=0),
         ValueError,

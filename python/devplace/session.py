@@ -332,6 +332,7 @@ def check_session(function: str, sess: Any) -> None:
 
 def init(sess: Any) -> None:
     """Initialise every global variable of the session's graph."""
+    check_session("init", sess)
     with sess.graph.as_default():
         op = tf.global_variables_initializer()
     sess.run(op)
@@ -339,4 +340,5 @@ def init(sess: Any) -> None:
 
 def run(sess: Any, fetches: Any, feed: Mapping[Any, Any] | None = None, **kwargs: Any) -> Any:
     """Run `fetches` with `feed`, returning numpy arrays and plain Python numbers."""
+    check_session("run", sess)
     return to_python(sess.run(fetches, feed_dict=feed, **kwargs))
