@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -152,9 +153,15 @@ def test_a_remote_profile_draws_the_transfers_its_title_counts(cluster, tmp_path
         sess.run(init)
         profile = dp.run_profile(sess, fetches)
     saved = read_trace(dp.save_profile(tmp_path / "remote.json", profile))
+    ran = {op.name for op in profile.run.placement().ops}
     for trace in (profile.run.trace, saved):
         assert trace.transfer_count == 7 and trace.transfer_bytes == 28
         assert trace.devices == [PS0, PS1, W0, W1]
+        # each task logs what it receives from another as RecvTensor: a copy (RPC), one per
+        # transfer into it, and not an op; the ops are those of the placement report
+        received = Counter(c.device for c in trace.copies if c.direction == "RPC")
+        assert received == Counter(t.destination for t in trace.transfers)
+        assert {op.name for op in trace.ops} == ran
         assert all(0 <= sent <= received <= trace.makespan_us for sent, received in trace.spans)
         fig, _ = profile_figure(trace)
         assert "7 transfers (28 B)" in " ".join(fig.axes[0].get_title().split())

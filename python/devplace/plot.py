@@ -1,8 +1,9 @@
 """Profile pictures: a per-device Gantt chart of one trace, and two traces compared.
 
 Each device is one row. Inside it, the device's threads are sub-rows of op bars; a GPU also
-gets a sub-row for its kernels (all kernel streams) and one for its memory copies, labelled on
-the right. Every op type has one fixed colour in every picture (a table for common types, a
+gets a sub-row for its kernels (all kernel streams) and one for its memory copies, and a task of
+a remote session one for the tensors it received from other tasks (RPC), labelled on the
+right. Every op type has one fixed colour in every picture (a table for common types, a
 stable hash for the rest); copies and cross-device transfers are drawn in a red no op type
 uses. Ops TensorFlow made for gradients (names under `gradients/`) are hatched; a cross-device
 transfer is an arrow from the end of the producing op to the start of the op that consumed it
@@ -186,7 +187,8 @@ def _row_label(trace: Trace, device: str, kind: str, narrow: bool) -> str:
     if kind == "kernel":
         return f"{plural(len(entries), 'kernel')}, {busy}"
     directions = Counter(e.direction or "copy" for e in entries)
-    return f"{', '.join(f'{n} {d}' for d, n in sorted(directions.items()))} copies, {busy}"
+    copies = "copy" if len(entries) == 1 else "copies"
+    return f"{', '.join(f'{n} {d}' for d, n in sorted(directions.items()))} {copies}, {busy}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -363,8 +365,12 @@ def _legend_handles(traces: Sequence[Trace]) -> list[Any]:
             )
         )
     handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="////", label="gradient op"))
-    if any(t.copies for t in traces):
-        handles.append(Patch(facecolor=TRANSFER_COLOR, edgecolor="#333333", label="memory copy"))
+    copies = {
+        "RPC receive" if c.direction == "RPC" else "memory copy" for t in traces for c in t.copies
+    }
+    if copies:
+        label = " / ".join(sorted(copies))
+        handles.append(Patch(facecolor=TRANSFER_COLOR, edgecolor="#333333", label=label))
     if any(t.transfers for t in traces):
         handles.append(Line2D([], [], color=TRANSFER_COLOR, lw=1.5, label="cross-device transfer"))
     return handles

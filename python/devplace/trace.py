@@ -8,7 +8,8 @@ stream as `stream:14<MemcpyH2D>`, `stream:15<MemcpyD2H>`, peer copies `<MemcpyP2
 is the one place that folds lanes into devices: every entry becomes a `TraceOp` of its device,
 of kind `"op"` (host side: what op counts and busy time count), `"kernel"` or `"copy"`, and the
 aggregate lanes are used only where the per-stream lanes are missing, so nothing is counted
-twice.
+twice. On a remote session a task logs each tensor it receives from another task as a
+`RecvTensor` entry in its op lane: that is a copy (`direction` `"RPC"`), not an op.
 
 A `Trace` is the one record of a traced run's facts: `devplace.traced.TracedRun.trace` is this
 reading of the run's timeline, with the exact cross-device transfers (tensor, devices, bytes, the
@@ -53,6 +54,7 @@ MAX_TRACE_BYTES = 256 * 2**20
 MAX_DURATION_US = 86_400e6
 #: Largest timestamp accepted, in µs (about 3,000 years after 1970).
 MAX_TIMESTAMP_US = 1e17
+_RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received from another task
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
 
@@ -71,7 +73,8 @@ class TraceOp:
     """One entry of a device's lanes, in µs since the trace's first entry.
 
     `kind` is `"op"` (the op as the device's executor ran it; on a GPU the host side that
-    launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy);
+    launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy, or
+    a tensor received from another task);
     `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops;
     `output_bytes` what its outputs took (0 where the trace does not say).
     """
@@ -93,7 +96,10 @@ class TraceOp:
 
     @property
     def direction(self) -> str:
-        """A copy's direction from its stream (`H2D`, `D2H`, `D2D`, `P2P`), else `""`."""
+        """A copy's direction from its stream (`H2D`, `D2H`, `D2D`, `P2P`), `RPC` for a tensor
+        received from another task, else `""`."""
+        if self.op_type == _RPC_RECEIVE:
+            return "RPC"
         start = self.lane.find("<Memcpy")
         return self.lane[start + len("<Memcpy") : -1] if start >= 0 else ""
 
@@ -345,7 +351,17 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
     detailed = {(r[2], r[6]) for r in raw if not r[7]}
     origin = min((r[4] for r in raw), default=0.0)
     entries = [
-        TraceOp(name, op_type, device, thread, ts - origin, dur, kind, lane, size)
+        TraceOp(
+            name,
+            op_type,
+            device,
+            thread,
+            ts - origin,
+            dur,
+            "copy" if op_type == _RPC_RECEIVE else kind,
+            lane,
+            size,
+        )
         for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size in raw
         if not (aggregate and (device, kind) in detailed)
     ]
