@@ -229,6 +229,20 @@ class Session(tf.Session):
             if better is err:
                 raise
             raise better from err
+        except ValueError as err:
+            if (
+                "not an element of this graph" not in str(err)
+                or self.graph is tf.get_default_graph()
+            ):
+                raise
+            raise ArgumentValueError(
+                "run",
+                "fetches",
+                fetches,
+                "tensors of this session's graph, which is no longer the default graph "
+                "(reset_default_graph() or another graph made default since the session was made)",
+                "make a new Session() to run the new graph",
+            ) from err
 
     def _explain(self, err: Exception) -> Exception:
         """On a `grpc://` target, a dead or hung peer's error naming its address and a fix."""

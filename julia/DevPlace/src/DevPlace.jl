@@ -27,7 +27,7 @@ export reset_default_graph, enable_eager_execution, while_loop, if_else, stop_gr
        solve_batch, swish, hard_sigmoid, hard_swish, concat_elu, concat_hard_swish, concat_relu,
        fourier, rollmean, rollsum, rollvar, rollstd, softmax_cross_entropy_with_logits, seed!,
        categorical, choice, logpdf, uniform, normal, beta, bernoulli, gamma, truncatednormal,
-       binomial, cauchy, chi, chi2, exponential, gumbel, halfcauchy, halfnormal, horseshoe,
+       cauchy, chi, chi2, exponential, gumbel, halfcauchy, halfnormal, horseshoe,
        inversegamma, inversegaussian, kumaraswamy, pareto, sinharcsinh, studentt, vonmises, poisson
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")

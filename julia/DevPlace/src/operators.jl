@@ -23,7 +23,8 @@ const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :ac
 for (f, name) in UNARY
     fn = Symbol("TF_", uppercase(name))
     @eval const $fn = attribute(TF_MODULE, $name)
-    @eval Base.$f(x::PyObject) = request(OP_CALL, ($fn, (x,)))
+    doc = string("    ", f, "(x::PyObject)\n\nElementwise `tf.", name, "` of a tensor.")
+    @eval @doc $doc Base.$f(x::PyObject) = request(OP_CALL, ($fn, (x,)))
 end
 
 const TF_NEGATIVE = attribute(TF_MODULE, "negative")
@@ -40,8 +41,10 @@ const BINARY = (:+ => "+", :- => "-", :/ => "/", :^ => "^", :< => "<", :<= => "<
 binary(op::String, a, b) = request(OP_CALL, (SEM_BROADCAST, (op, a, b)))
 
 for (f, op) in BINARY
+    doc = string("    ", f, "(a, b) with a tensor\n\nElementwise `", op, "` of tensors and ",
+                 "Julia values, broadcast as Julia does; a Julia number takes the tensor's type.")
     @eval begin
-        Base.$f(a::PyObject, b::PyObject) = binary($op, a, b)
+        @doc $doc Base.$f(a::PyObject, b::PyObject) = binary($op, a, b)
         Base.$f(a::PyObject, b::Union{Number,AbstractArray}) = binary($op, a, b)
         Base.$f(a::Union{Number,AbstractArray}, b::PyObject) = binary($op, a, b)
     end
@@ -52,6 +55,12 @@ Base.:^(a::PyObject, b::Integer) = binary("^", a, b)
 # `x^2` is lowered to `literal_pow(^, x, Val(2))`.
 Base.literal_pow(::typeof(^), x::PyObject, ::Val{p}) where {p} = binary("^", x, p)
 
+"""
+    a * b with a tensor
+
+As ADCME: a matrix product of matrices, matrix × vector, elementwise for two vectors or with a
+scalar; `y * y'` of a vector is the outer product.
+"""
 Base.:*(a::PyObject, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::PyObject, b::Union{Number,AbstractArray}) = request(OP_CALL, (SEM_MUL, (a, b)))
 Base.:*(a::Union{Number,AbstractArray}, b::PyObject) = request(OP_CALL, (SEM_MUL, (a, b)))
@@ -126,7 +135,10 @@ end
 
 for f in (:sum, :prod, :maximum, :minimum, :mean)
     fn = f == :mean ? :(Statistics.mean) : :(Base.$f)
-    @eval $fn(x::PyObject; dims = nothing, kwargs...) = reduce_dims($(string(f)), x, dims; kwargs...)
+    doc = string("    ", f, "(x::PyObject; dims, kwargs...)\n\nA reduction as ADCME does it: ",
+                 "the reduced `dims` (from 1) are dropped (`keepdims=true` keeps them, as Base).")
+    @eval @doc $doc $fn(x::PyObject; dims = nothing, kwargs...) =
+        reduce_dims($(string(f)), x, dims; kwargs...)
 end
 
 "`transpose(x)`: a vector becomes a 1×n matrix, a matrix is transposed, a scalar stays."
@@ -160,6 +172,7 @@ Base.reshape(x::PyObject, dims::AbstractVector{<:Integer}) = semantics("reshape_
 Base.reshape(x::PyObject, dims::Tuple) = throw(ArgumentError(string(
     "reshape: sizes in a tuple are tf.reshape's (row-major, as in ADCME), which takes -1, not `:`; ",
     "got ", dims, ". Hint: reshape(x, (-1, 3)) for row-major, reshape(x, :, 3) for column-major")))
+"`vec(x)`: the entries of a tensor as a vector, in column-major order (as ADCME and Julia)."
 Base.vec(x::PyObject) = reshape(x, :)
 
 const Catable = Union{PyObject,Number,AbstractArray}

@@ -81,7 +81,8 @@ def variable(name: str | None, scope: str, **kwargs: Any) -> Any:
     initializer = kwargs.get("initializer")
     if isinstance(initializer, (tf.Tensor, tf.Variable)) and kwargs.get("dtype") is None:
         kwargs["dtype"] = initializer.dtype.base_dtype
-    with tf.variable_scope(scope, reuse=tf.AUTO_REUSE):
+    # An empty scope is the current one (its name unchanged), reusing as ADCME does.
+    with tf.variable_scope(scope or tf.get_variable_scope(), reuse=tf.AUTO_REUSE):
         return tf.get_variable(name, **kwargs)
 
 
@@ -386,9 +387,14 @@ def _inverse_gaussian(shape: list[int], loc: Any, concentration: Any) -> Any:
     return tf.where(_uniform(full) <= mu / (mu + x), x, mu * mu / x)
 
 
+def _ndtr(x: Any) -> Any:
+    """The standard normal distribution function."""
+    return 0.5 * (1.0 + tf.math.erf(x / math.sqrt(2.0)))
+
+
 def _truncated_normal(shape: list[int], loc: Any, scale: Any, low: Any, high: Any) -> Any:
     full, (loc, scale, low, high) = _full(shape, loc, scale, low, high)
-    a, b = tf.math.ndtr((low - loc) / scale), tf.math.ndtr((high - loc) / scale)
+    a, b = _ndtr((low - loc) / scale), _ndtr((high - loc) / scale)
     return loc + scale * tf.math.ndtri(a + _uniform(full) * (b - a))
 
 

@@ -362,6 +362,7 @@ triu(o::PyObject, k::Integer = 0) = adcme_rule("triu", o, Int(k))
 The norm of `o` (`tf.norm`: Euclidean by default, `ord` as a second argument), over `dims`.
 """
 norm(o::PyObject, args...; kwargs...) = tfcall("norm", o, args...; tf_kwargs("norm", kwargs)...)
+norm(o::PyObject, p::Real; kwargs...) = tfcall("norm", o, p; tf_kwargs("norm", kwargs)...)
 
 """
     dot(x, y) -> PyObject
@@ -429,6 +430,14 @@ end
 batch_matmul(o1::AbstractArray{<:Real}, o2::PyObject) = batch_matmul(constant(o1), o2)
 batch_matmul(o1::PyObject, o2::AbstractArray{<:Real}) = batch_matmul(o1, constant(o2))
 batch_matmul(o1::AbstractArray{<:Real}, o2::AbstractArray{<:Real}) = batch_matmul(constant(o1), constant(o2))
+
+"""
+    I
+
+LinearAlgebra's identity `I`, with tensors as with Julia matrices: `A + I`, `A - I`, `2I - A`
+for a square matrix tensor `A`.
+"""
+I
 
 Base.:+(o::PyObject, J::UniformScaling) = o + Matrix(J, size(o, 1), size(o, 2))
 Base.:-(o::PyObject, J::UniformScaling) = o - Matrix(J, size(o, 1), size(o, 2))

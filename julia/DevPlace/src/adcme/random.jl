@@ -1,6 +1,7 @@
 # ADCME's src/random.jl: random tensors (uniform, normal, and ADCME's tensorflow_probability
 # distributions by their lowercase names: gamma, beta, poisson, ...), categorical, choice, seed!,
-# and distribution objects for rand and logpdf. Sampled by TensorFlow's own random ops in
+# and distribution objects for rand and logpdf. `binomial` is not exported (Base has one):
+# `DevPlace.binomial(10; total_count=5, probs=0.3)`. Sampled by TensorFlow's own random ops in
 # python/devplace/bridge/adcme.py; float64 unless `dtype` says otherwise.
 
 const DISTRIBUTION_NAMES = (:uniform, :normal, :beta, :bernoulli, :gamma, :truncatednormal,
@@ -113,17 +114,19 @@ const SAMPLERS = Dict(string(T) => s for (T, (s, _)) in ADCME_DISTRIBUTIONS)
 """
     rand(d::ADCMEDistribution, shape...) -> PyObject
 
-Samples of `d`: one without a shape, else a tensor of that shape (an integer, several, a tuple,
-a vector, or an integer tensor).
+Samples of `d`: one without a shape, else a tensor of that shape (an integer, several, a tuple
+or a vector).
 """
-function Base.rand(d::ADCMEDistribution, shape::Union{Integer,Tuple,AbstractVector{<:Integer}}...)
+function sample_of(d::ADCMEDistribution, dims::Vector{Int})
     sampler = SAMPLERS[d.kind]
     sampler === nothing && throw(ArgumentError(string("rand(", d.kind, "): sampling it needs ",
         "tensorflow_probability, which devplace does not use. Hint: logpdf works for it")))
-    dims = isempty(shape) ? Int[] : length(shape) == 1 && !(shape[1] isa Integer) ?
-           Int[shape[1]...] : Int[shape...]
     adcme_rule("sample", sampler, dims, Float64; d.params...)
 end
+Base.rand(d::ADCMEDistribution) = sample_of(d, Int[])
+Base.rand(d::ADCMEDistribution, dims::Dims) = sample_of(d, Int[dims...])
+Base.rand(d::ADCMEDistribution, dims::AbstractVector{<:Integer}) = sample_of(d, Int[dims...])
+Base.rand(d::ADCMEDistribution, d1::Integer, dims::Integer...) = sample_of(d, Int[d1, dims...])
 
 """
     logpdf(dist::ADCMEDistribution, x) -> PyObject

@@ -229,6 +229,7 @@ ADCME's signature; the result is the same.)
 function tensor(v::AbstractVecOrMat; dtype::Type = Float64, sparse::Bool = false)
     adcme_rule("tensor_from", vec(collect(Any, v)), collect(size(v)), dtype)
 end
+tensor(v::PyObject; dtype::Type = Float64, sparse::Bool = false) = convert_to_tensor(v; dtype = dtype)
 
 """
     TensorArray(size=0, args...; dtype=Float64, dynamic_size=false, clear_after_read=false, ...)
