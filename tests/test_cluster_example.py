@@ -1,4 +1,4 @@
-"""The cluster example runs end to end on real servers, its own or a running cluster's."""
+"""The cluster examples run end to end on real servers, their own or a running cluster's."""
 
 import os
 import subprocess
@@ -11,13 +11,15 @@ from devplace.cluster import LocalCluster
 
 pytestmark = pytest.mark.timeout(240)
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "cluster_ps_workers.py"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
+EXAMPLE = EXAMPLES / "cluster_ps_workers.py"
+ACROSS_HOSTS = EXAMPLES / "cluster_across_hosts.py"
 
 
-def _run(*args, cwd):
+def _run(*args, cwd, example=EXAMPLE):
     """Run the example with its temporary folders (cluster, checkpoints) in `cwd`."""
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), *args],
+        [sys.executable, str(example), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -25,8 +27,9 @@ def _run(*args, cwd):
         env=dict(os.environ, TMPDIR=str(cwd)),
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    # The cluster's folder goes once every server is stopped.
+    # The cluster's folders go once every server is stopped.
     assert not list(Path(cwd).glob("devplace-cluster-*"))
+    assert not list(Path(cwd).glob("devplace-serve-*")) and not list(Path(cwd).glob("cluster-h*"))
     return done.stdout
 
 
@@ -54,3 +57,31 @@ def test_example_uses_a_running_cluster(tmp_path):
     assert f"cluster spec: {spec}" in out
     assert "step 5: loss = 0.45576" in out
     assert "killing" not in out
+
+
+ACROSS_HOSTS_LINES = [
+    "total = [[12.0, 21.0], [26.0, 47.0]]",
+    "left ran on /job:worker/replica:0/task:0/device:CPU:0",
+    "right ran on /job:worker/replica:0/task:1/device:CPU:0",
+    "total ran on /job:worker/replica:0/task:0/device:CPU:0",
+]
+
+
+def test_across_hosts_example_serves_two_tasks_and_stops_them(tmp_path):
+    out = _run(cwd=tmp_path, example=ACROSS_HOSTS)
+    for line in ACROSS_HOSTS_LINES:
+        assert line in out
+    assert "/job:worker/task:1 at 127.0.0.1:" in out and "from TF_CONFIG" in out
+    assert "from spec file " in out
+    assert "devplace: /job:worker/task:0 stopped" in out
+    assert "devplace: /job:worker/task:1 stopped" in out
+
+
+def test_across_hosts_example_uses_a_serving_cluster(tmp_path):
+    with LocalCluster(ps=0, workers=2, start_timeout=120) as cluster:
+        spec = cluster.spec
+        out = _run("--spec", str(cluster.spec_file), cwd=tmp_path, example=ACROSS_HOSTS)
+    assert f"cluster spec: {spec}" in out
+    for line in ACROSS_HOSTS_LINES:
+        assert line in out
+    assert "serving" not in out  # it started nothing itself

@@ -34,6 +34,11 @@ EXPECTED = {
     "soft_placement": ["without soft placement: ", "with soft placement: i = 3"],
     "control_dependencies": ['x waits for: ["Const", "add"]', "z = 7.0"],
     "cluster_ps_workers": ["restored the checkpoint of step 3", "step 8: loss = "],
+    "cluster_across_hosts": [
+        "total = [12.0 21.0; 26.0 47.0]",
+        "right ran on /job:worker/replica:0/task:1/device:CPU:0",
+        "/job:worker/task:1 stopped",
+    ],
     "thread_pools": ["inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1"],
     # one GPU split into four logical ones; without a GPU, soft placement and saying so
     "virtual_gpus": [

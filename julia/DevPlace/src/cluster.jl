@@ -8,16 +8,23 @@
 The host's `devplace.cluster` module: `cluster.devices(spec, "ps")` (one device string per
 task of a job), `cluster.Checkpointer(dir; every=3)`, `cluster.read_spec(path)`,
 `cluster.target(spec, "worker", 0)`, ... Resolved on first use.
+
+Across machines: `cluster.serve("cluster.json", "worker", 1)` serves this host's task until
+Ctrl-C (also `cluster.serve()` from `TF_CONFIG`, `cluster.serve(from_slurm=true)` in a Slurm
+step, `cores=4` to pin it); the TF server runs in a child process that stops with it.
+`cluster.wait_ready(spec, timeout=60)` returns once every task answers, else throws a `PyError`
+(`ClusterNotReadyError`) naming those that do not. See `examples/julia/cluster_across_hosts.jl`.
 """
 const cluster = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.cluster",)))
 
 """
-    LocalCluster(; ps=1, workers=2, cpus=1, isolate=nothing, start_timeout=60, kwargs...) -> PyObject
+    LocalCluster(; ps=1, workers=2, cpus=1, cores_per_task=nothing, start_timeout=60, kwargs...)
     LocalCluster(f; kwargs...)
 
 Real TensorFlow server processes, `ps` parameter-server tasks and `workers` worker tasks, on
 loopback ports of this machine (Python's `devplace.cluster.LocalCluster`; every keyword goes
-there). It is a Python context manager: the servers start when the block is entered (waiting
+there; `cores_per_task=K` pins each server to its own K cores, with K threads per pool). It
+is a Python context manager: the servers start when the block is entered (waiting
 at most `start_timeout` seconds) and are stopped when it is left, also when it throws:
 
 ```julia

@@ -49,3 +49,21 @@ process_alive(pid) = ccall(:kill, Cint, (Cint, Cint), pid, 0) == 0
     end
     @test err isa PyError && occursin("ps", err.message)
 end
+
+@testset "wait_ready and serve from Julia: the tasks at fault named" begin
+    nobody = Dict("worker" => ["127.0.0.1:1"])  # port 1: nothing listens there
+    err = try
+        DevPlace.cluster.wait_ready(nobody, timeout = 0.5)
+    catch e
+        e
+    end
+    @test err isa PyError && endswith(err.type, "ClusterNotReadyError")
+    @test occursin("/job:worker/task:0 at 127.0.0.1:1 is gone", err.message)
+    err = try
+        DevPlace.cluster.serve(nobody, "ps", 0)
+    catch e
+        e
+    end
+    @test err isa PyError && endswith(err.type, "TaskConfigError")
+    @test occursin("has no task /job:ps/task:0; its tasks are /job:worker/task:0", err.message)
+end
