@@ -21,7 +21,6 @@ from matplotlib.text import Annotation
 import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.plot import profile_figure
-from devplace.session import PlacementLogElsewhereError
 from devplace.trace import read_trace
 
 pytestmark = pytest.mark.timeout(240)
@@ -214,7 +213,7 @@ def test_the_placement_log_of_a_server_devplace_did_not_start_says_where_it_is(t
         target = f"grpc://127.0.0.1:{port}"
         with dp.Session(target=target, graph=graph, log_placement=True, timeout=30) as sess:
             assert dp.run(sess, c) == 1.0
-            with pytest.raises(PlacementLogElsewhereError) as info:
+            with pytest.raises(dp.PlacementLogElsewhereError) as info:
                 dp.placement_log(sess)
         message = str(info.value)
         assert target in message and "standard error" in message
