@@ -101,7 +101,7 @@ def test_measure_servers_gives_each_task_its_threads(session):
     constants = measure_servers(sess, [T0, T1], runs=3, chains=2)
     assert set(constants.threads) == {T0, T1}
     assert all(1 <= n <= 2 for n in constants.threads.values())
-    assert constants.task_step_us >= 0 and constants.base_us >= 0
+    assert constants.task_step_us >= 0 and constants.base_us > 0 and constants.op_us >= 0
 
 
 def test_measuring_needs_a_cluster_session_and_two_tasks(session):

@@ -65,6 +65,7 @@ def measure_cluster(sess: Any, tasks: list[str], cores: dict[str, int]) -> dict[
             "task_threads": threads,
             "task_step_us": servers.task_step_us,
             "step_us": servers.base_us,
+            "op_overhead_us": servers.op_us,
             "master": master_task(sess),
         },
         "report": {
@@ -76,6 +77,7 @@ def measure_cluster(sess: Any, tasks: list[str], cores: dict[str, int]) -> dict[
             "threads_used": threads,
             "task_step_us": servers.task_step_us,
             "base_us": servers.base_us,
+            "op_us": servers.op_us,
         },
     }
 
@@ -108,6 +110,7 @@ def one_graph(
                 "predicted_us": simulate(problem, assignment).makespan,
                 "measured_us": measure_placement(sess, fetch, placed, feed, runs),
                 "tasks_used": len({problem.devices[a].host for a in assignment}),
+                "assignment": [int(a) for a in assignment],
             }
 
         rows = []
@@ -166,7 +169,59 @@ def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
             errors.append(abs(r["error"]))
     out["median_abs_error"] = statistics.median(errors)
     out["max_abs_error"] = max(errors)
+    out["repeat_spread"] = repeat_spread(graphs)
     return out
+
+
+def repeat_spread(graphs: list[dict[str, Any]]) -> float:
+    """The noise floor: the largest ratio between two measurements of one placement (rows of
+    a graph with the same assignment), 1.0 when no placement was measured twice."""
+    worst = 1.0
+    for g in graphs:
+        seen: dict[tuple[int, ...], list[float]] = {}
+        for r in g["rows"]:
+            seen.setdefault(tuple(r["assignment"]), []).append(r["measured_us"])
+        for times in seen.values():
+            worst = max(worst, max(times) / min(times))
+    return worst
+
+
+def targets(result: dict[str, Any]) -> list[str]:
+    """The issue's targets (2 cores, 2 one-core tasks), each with met or not met."""
+    s = result["summary"]
+    graphs = s["graphs"]
+
+    def met(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    slower = [
+        f"{name} ({k.split(' speed-up')[0]}: {v:.2f})"
+        for name, g in graphs.items()
+        for k, v in g.items()
+        if k.endswith("speed-up") and v < 1.0
+    ]
+    tower = graphs.get("two_tower_mlp", {})
+    best_tower = max((v for k, v in tower.items() if k.endswith("speed-up")), default=0.0)
+    loaded = float(result["load_before"].split()[0]) > (os.cpu_count() or 1)
+    return [
+        "Targets (2 cores, 2 one-core tasks):",
+        f"- autoplace measured never slower than the best single task: {met(not slower)}"
+        + (f" (slower: {', '.join(slower)})" if slower else ""),
+        f"- at least 1.3x faster than it on two_tower_mlp: {met(best_tower >= 1.3)} "
+        f"({best_tower:.2f}x)",
+        f"- prediction error median <= 20%: {met(s['median_abs_error'] <= 0.2)} "
+        f"({100 * s['median_abs_error']:.1f}%); worst <= 40%: "
+        f"{met(s['max_abs_error'] <= 0.4)} ({100 * s['max_abs_error']:.1f}%)",
+        f"- noise floor: one placement measured twice in this run differed by up to "
+        f"{s['repeat_spread']:.2f}x"
+        + (
+            f"; the load average ({result['load_before'].split()[0]}) was above the "
+            f"{os.cpu_count()} cores, so these timings are inflated and noisy"
+            if loaded
+            else ""
+        ),
+        "",
+    ]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -174,6 +229,13 @@ def markdown(result: dict[str, Any]) -> str:
     s = result["summary"]
     lines = [
         "# Placement across servers (measured)",
+        "",
+        "Written by `benchmarks/placement/servers.py` (see its docstring). Predictions use only",
+        "what is measured before any placement is timed: each task's profile (tasks of equal",
+        "cores share one), the link between the tasks (`measure_link`), and the servers'",
+        "constants (`measure_servers`: the master's step alone and per further task, the",
+        "executor's cost per op; a pinned task's inter-op pool is its cores). Measured: the",
+        "median of `--runs` steps in a fresh session. Error: (predicted - measured) / measured.",
         "",
         f"`{result['command']}`, {result['date']}, {result['machine']}; load average "
         f"{result['load_before']} before, {result['load_after']} after; {result['seconds']:.0f} s.",
@@ -208,7 +270,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"{100 * s['max_abs_error']:.1f}%.",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + targets(result))
 
 
 def main(argv: list[str] | None = None) -> int:

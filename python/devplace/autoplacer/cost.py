@@ -398,7 +398,9 @@ class CostModel:
         ops at once (their profiled times are the host-side launch times, which dominate
         the short kernels of these graphs, and carry tracing overhead that 4 concurrent
         launches offset); transfers share one channel, holding it for the link's alpha only
-        (`dma_copies`).
+        (`dma_copies`). For servers pass their measurements through `kw`: `task_links`
+        (`measure_link` per pair of tasks), `task_threads`, `task_step_us`, `step_us` and
+        `op_overhead_us` (`measure_servers`), `master`.
         """
         options: dict[str, Any] = {
             "cpu_slots": 4,

@@ -195,11 +195,13 @@ def master_task(sess: Any) -> str | None:
 class ServerConstants:
     """Measured server constants: `base_us` (a step of one tiny op on the master's task),
     `task_step_us` (the master's work per further task a step involves: the slope over 1..K
-    tasks), and `threads` per task (how many independent ops it runs at once)."""
+    tasks), `threads` per task (how many independent ops it runs at once), and `op_us` (the
+    executor's cost per op beyond a profile's op times: `CostModel.op_overhead_us`)."""
 
     base_us: float
     task_step_us: float
     threads: Mapping[str, int]
+    op_us: float = 0.0
 
 
 def _step_over_tasks(target: str, tasks: list[str], k: int, runs: int) -> float:
@@ -214,6 +216,26 @@ def _step_over_tasks(target: str, tasks: list[str], k: int, runs: int) -> float:
                 ops.append(tf.identity(tf.fill([1], 1.0)).op)
         fetch = tf.group(*ops)
     return _median_step(target, graph, fetch, runs)
+
+
+def _op_overhead(target: str, task: str, runs: int, ops: int = 100) -> float:
+    """Executor cost per op on `task` beyond its traced duration: a chain of tiny adds timed
+    untraced, less the sum of its traced op times and a step of one op, over the ops."""
+    import devplace as dp
+    from devplace._tf import tf
+    from devplace.autoplacer.api import step_time_us
+
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(f"{task}/device:CPU:0"):
+        h = first = tf.fill([1], 1.0)
+        for _ in range(ops):
+            h = h + 1.0
+    with dp.Session(target=target, graph=graph, optimize=False) as sess:
+        chain = step_time_us(sess, h, None, runs)
+        alone = step_time_us(sess, first, None, runs)
+        prof = dp.run_profile(sess, h, repeat=3, progress=False)
+    traced = sum(s.duration_us for s in prof.op_stats.values())
+    return max(0.0, (chain - alone - traced) / ops)
 
 
 def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 256) -> float:
@@ -237,11 +259,13 @@ def measure_servers(
 ) -> ServerConstants:
     """Time `sess`'s servers: steps involving 1..K of `tasks` (the first should be the
     master's) give the base (the first alone) and the per-task step cost (the least-squares
-    slope); per task,
-    `chains` independent chains of matmuls against one, each less a step's fixed cost, give
-    how many ops it runs at once (rounded, 1..`chains`)."""
+    slope); a chain of tiny ops on the master's task, untraced against its traced op times,
+    the executor's cost per op that profiles leave out; per task, `chains` independent chains
+    of matmuls against one, each less a step's fixed cost, how many ops it runs at once
+    (rounded, 1..`chains`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
+    op_us = _op_overhead(target, names[0], runs)
     ks = list(range(1, len(names) + 1))
     steps = [_step_over_tasks(target, names, k, runs) for k in ks]
     # steps[0]: the master's task alone; each further task adds the slope.
@@ -252,4 +276,4 @@ def measure_servers(
         one = _parallel_chains(target, task, 1, runs) - steps[0]
         many = _parallel_chains(target, task, chains, runs) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
-    return ServerConstants(base_us=steps[0], task_step_us=slope, threads=threads)
+    return ServerConstants(base_us=steps[0], task_step_us=slope, threads=threads, op_us=op_us)
