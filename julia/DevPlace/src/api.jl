@@ -301,20 +301,6 @@ function control_dependencies(f::Function, ops)
 end
 
 """
-    cpu(i=0) -> PyObject
-
-A device scope for `/device:CPU:i` (a Python context manager, for `@pywith`).
-"""
-cpu(i = 0) = dpcall("cpu", i)
-
-"""
-    gpu(i=0) -> PyObject
-
-A device scope for `/device:GPU:i` (a Python context manager, for `@pywith`).
-"""
-gpu(i = 0) = dpcall("gpu", i)
-
-"""
     device(spec_or_function) -> PyObject
 
 A device scope from a device string or a Julia function `op -> device string` (checked as in

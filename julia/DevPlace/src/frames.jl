@@ -29,14 +29,16 @@ Base.showerror(io::IO, e::WireError) = print(io, "WireError: ", e.msg)
     Encoder()
 
 The bytes of one message: small values go into `buf`, large arrays are kept as separate
-`parts` so they are written to the pipe without another copy.
+`parts` so they are written to the pipe without another copy. `path` holds the containers being
+encoded, outermost first (wire.jl bounds their nesting); an encoder that threw is not reused.
 """
 mutable struct Encoder
     buf::IOBuffer
     parts::Vector{Any}
+    path::Vector{Any}
 end
 
-Encoder() = Encoder(IOBuffer(), Any[])
+Encoder() = Encoder(IOBuffer(), Any[], Any[])
 
 const BIG_PART = 1 << 16
 

@@ -504,12 +504,46 @@ function user_backtrace(bt)
     return join(lines, "\n")
 end
 
+# Call the Julia function `f` that Python called. If `f` itself has no method for what Python
+# passed, say so, naming it and what it takes: a device function, the usual case, takes the op.
+function call_back(f, args::Tuple, kw)
+    try
+        return f(args...; kw...)
+    catch err
+        no_method_for(err, f, args) || rethrow()
+        kws = isempty(kw) ? "" : string(" and keywords ", join(first.(kw), ", "))
+        throw(ArgumentError(string(
+            "Julia function `", nameof(f), "` was called from Python with ",
+            plural(length(args), "argument"), kws, ", but ", method_arities(f), ". Hint: a ",
+            "device function (`tf.device(f)`, `DevPlace.device(f)`) takes one argument, the ",
+            "op, e.g. `op -> \"/cpu:0\"`; other functions get what the Python code passes.")))
+    end
+end
+
+# Is `err` the call `f(args...; kw...)` itself finding no method (not a call inside `f`)?
+no_method_for(err, f, args) = err isa MethodError &&
+    (err.f === f && err.args === args ||
+     err.f === Core.kwfunc(f) && length(err.args) >= 2 && err.args[2] === f &&
+     Base.tail(Base.tail(err.args)) === args)
+
+plural(n, word) = string(n, " ", word, n == 1 ? "" : "s")
+
+"What `f`'s methods take, e.g. \"it takes 0 or 2 arguments\" (keywords aside)."
+function method_arities(f)
+    ms = methods(f)
+    isempty(ms) && return "it has no methods"
+    counts = sort!(unique([m.nargs - 1 - m.isva for m in ms]))
+    var = any(m -> m.isva, ms) ? " (or more)" : ""
+    return string("it takes ", join(counts, ", ", " or "), " argument",
+                  counts == [1] ? "" : "s", var)
+end
+
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
     kind, payload = try
         fid, args, kwargs = decode_value(body, h)
         f = lookup_function(h, UInt64(fid), "")
         kw = kwargs === nothing ? () : [Symbol(k) => v for (k, v) in kwargs]
-        (REPLY, Base.reenable_sigint(() -> f(args...; kw...)))
+        (REPLY, Base.reenable_sigint(() -> call_back(f, args, kw)))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
         (ERROR, callback_error!(h, err, catch_backtrace()))

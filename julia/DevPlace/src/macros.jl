@@ -1,4 +1,5 @@
-# `@pywith` (any Python context manager) and the device-scope shorthands `@cpu`, `@gpu`.
+# `@pywith` (any Python context manager), the device scopes `cpu(i)`, `gpu(i)` and their
+# shorthands `@cpu`, `@gpu`.
 # The body runs in the caller's scope, not in a closure, so `global a = ...` works as written
 # in the seeds and the value of the block is the value of its last expression.
 
@@ -65,6 +66,23 @@ function pywith_block(manager, var, body)
         end
     end
 end
+
+"""
+    cpu(i=0) -> PyObject
+
+A device scope for `/device:CPU:i` (a Python context manager, for `@pywith`).
+"""
+cpu(i = 0) = call_python(DP_CPU, "cpu", (i,), ())
+
+"""
+    gpu(i=0) -> PyObject
+
+A device scope for `/device:GPU:i` (a Python context manager, for `@pywith`).
+"""
+gpu(i = 0) = call_python(DP_GPU, "gpu", (i,), ())
+
+const DP_CPU = attribute(DP_MODULE, "cpu")
+const DP_GPU = attribute(DP_MODULE, "gpu")
 
 "The largest device index (TensorFlow's, as Python's `devplace.devices.MAX_INDEX`)."
 const MAX_DEVICE_INDEX = 2^31 - 1

@@ -78,7 +78,7 @@ end
 Find the lazy PyObjects in `x` (and in the tuples, vectors and dicts inside it) in the running
 host, so that encoding `x` never has to send a request of its own.
 """
-function resolve_lazy(o::PyObject)
+function resolve_lazy(o::PyObject, depth = 0)
     lz = getfield(o, :lazy)
     lz === nothing && return nothing
     c = lz.cache
@@ -87,12 +87,17 @@ function resolve_lazy(o::PyObject)
     end
     return nothing
 end
-resolve_lazy(x::Union{Tuple,NamedTuple}) = foreach(resolve_lazy, x)
-resolve_lazy(x::AbstractArray) = eltype(x) <: Number || foreach(resolve_lazy, x)
-resolve_lazy(x::AbstractDict) = foreach(resolve_lazy, pairs(x))
-resolve_lazy(x::Pair) = (resolve_lazy(x.first); resolve_lazy(x.second))
-resolve_lazy(x::PyDict) = resolve_lazy(x.pairs)
-resolve_lazy(x) = nothing
+resolve_lazy(x::Union{Tuple,NamedTuple}, depth = 0) = resolve_items(x, depth)
+resolve_lazy(x::AbstractArray, depth = 0) = eltype(x) <: Number || resolve_items(x, depth)
+resolve_lazy(x::AbstractDict, depth = 0) = resolve_items(pairs(x), depth)
+function resolve_lazy(x::Pair, depth = 0)
+    resolve_lazy(x.first, depth)
+    resolve_lazy(x.second, depth)
+end
+resolve_lazy(x::PyDict, depth = 0) = resolve_lazy(x.pairs, depth)
+resolve_lazy(x, depth = 0) = nothing
+# No deeper than values may nest: the encoder then says why (e.g. a vector inside itself).
+resolve_items(xs, depth) = depth < MAX_DEPTH && foreach(x -> resolve_lazy(x, depth + 1), xs)
 
 """
     request(op, args::Tuple)

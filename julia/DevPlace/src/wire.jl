@@ -142,10 +142,32 @@ encode!(enc::Encoder, ctx, x::Tuple) = encode_items!(enc, ctx, TAG_TUPLE, x)
 encode!(enc::Encoder, ctx, x::AbstractVector) = encode_items!(enc, ctx, TAG_LIST, x)
 
 function encode_items!(enc::Encoder, ctx, tag, items)
+    enter!(enc, items)
     write_count(enc.buf, tag, length(items))
     for v in items
         encode!(enc, ctx, v)
     end
+    pop!(enc.path)
+end
+
+"Values nest at most this many containers deep, both ways (docs/protocol.md, \"Values\")."
+const MAX_DEPTH = 200
+
+# Python refuses what nests deeper, so Julia says so before anything is sent, and names the
+# value; a container inside itself (which would recurse without end) is the usual cause.
+function enter!(enc::Encoder, x)
+    if length(enc.path) >= MAX_DEPTH
+        any(p -> p === x, enc.path) && throw(ArgumentError(string(
+            "DevPlace cannot pass this ", typeof(x), " to Python: it contains itself, so it ",
+            "would nest without end (values nest at most ", MAX_DEPTH, " levels). Hint: pass ",
+            "a copy without the reference to itself.")))
+        throw(ArgumentError(string(
+            "DevPlace cannot pass a value nested deeper than ", MAX_DEPTH, " levels to Python ",
+            "(here a ", typeof(x), " in a ", typeof(enc.path[end]), ", ", MAX_DEPTH,
+            " containers deep, counting the request's own). Hint: flatten it, e.g. into one ",
+            "vector or a numeric array, or send it in parts.")))
+    end
+    push!(enc.path, x)
 end
 
 function encode!(enc::Encoder, ctx, x::AbstractArray)
@@ -181,11 +203,13 @@ function encode_array!(enc::Encoder, a::Array{T,N}) where {T<:WireNumber,N}
 end
 
 function encode_pairs!(enc::Encoder, ctx, pairs)
+    enter!(enc, pairs)
     write_count(enc.buf, TAG_DICT, length(pairs))
     for (k, v) in pairs
         encode!(enc, ctx, k)
         encode!(enc, ctx, v)
     end
+    pop!(enc.path)
 end
 
 encode!(enc::Encoder, ctx, x::AbstractDict) = encode_pairs!(enc, ctx, x)
@@ -223,8 +247,6 @@ function encode_value(x, ctx = nothing)
 end
 
 # --- decoding -------------------------------------------------------------------------------
-
-const MAX_DEPTH = 200
 
 function read_str(io::IO)
     n = Int(ltoh(read(io, UInt32)))

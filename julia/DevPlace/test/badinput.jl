@@ -16,6 +16,20 @@ message(e) = sprint(showerror, e)
 "A device function returning `value` for every op."
 returning(value) = op -> value
 
+# Device functions that do not take one argument, the op.
+no_op_argument() = "/cpu:0"
+op_and_more(op, where) = where
+
+"`n` vectors, each inside the next."
+nested(n) = foldl((inner, _) -> Any[inner], 1:n; init = 1.0)
+
+"A vector that contains itself."
+function self_containing()
+    v = Any[1.0]
+    push!(v, v)
+    return v
+end
+
 # (what is tried, the call, the error type, strings the message must contain)
 const BAD_INPUTS = [
     ("Session(soft=\"no\")", () -> Session(soft = "no"), ArgumentError,
@@ -60,6 +74,18 @@ const BAD_INPUTS = [
      PyError, ["returned nothing", "op 'Const", "not a device string", "\"\" for no device"]),
     ("device function -> 5", () -> @pywith(tf.device(returning(5)), constant(1.0)), PyError,
      ["returned 5", "op 'Const", "not a device string"]),
+    ("device function of no argument", () -> @pywith(tf.device(no_op_argument), constant(1.0)),
+     PyError, ["`no_op_argument`", "with 1 argument, but it takes 0 arguments",
+               "a device function", "takes one argument, the op", "Hint"]),
+    ("device function of two arguments", () -> DevPlace.device(() -> constant(1.0), op_and_more),
+     PyError, ["`op_and_more`", "with 1 argument, but it takes 2 arguments",
+               "takes one argument, the op"]),
+    ("a vector inside itself", () -> pybuiltin("len")(self_containing()), ArgumentError,
+     ["len: argument 1", "this $(Vector{Any}) to Python: it contains itself", "200 levels"]),
+    ("a vector 250 deep", () -> pybuiltin("len")(nested(250)), ArgumentError,
+     ["len: argument 1", "nested deeper than 200 levels", string(Vector{Any}), "flatten"]),
+    ("constant(a vector inside itself)", () -> constant(self_containing()), ArgumentError,
+     ["contains itself"]),
     ("sum(x; dims=0)", () -> sum(constant(ones(2)); dims = 0), ArgumentError,
      ["sum: dims", "from 1", "0"]),
     ("reshape(x, :, :)", () -> reshape(constant(ones(2)), :, :), ArgumentError, ["reshape", "`:`"]),
@@ -104,4 +130,30 @@ end
     end
     @test ds.device == "/device:CPU:1"
     @test (@pywith tf.device("/cpu:1") constant(1.0)).device == "/device:CPU:1"
+end
+
+@testset "values travel nested up to the limit both ends keep, and no deeper" begin
+    echo(x) = D.request(D.OP_ECHO, (x,))  # the request's tuple is one level: 199 are left
+    @test echo(nested(D.MAX_DEPTH - 1)) == nested(D.MAX_DEPTH - 1)
+    err = thrown(() -> echo(nested(D.MAX_DEPTH)))
+    @test err isa ArgumentError  # refused in Julia: Python never saw it
+    @test occursin("nested deeper than 200 levels", message(err))
+    @test echo("in step") == "in step"
+end
+
+@testset "a Julia function Python calls with arguments it has no method for" begin
+    pymap(f, xs...) = pybuiltin("list")(pybuiltin("map")(f, xs...))
+    pair_sum(a, b) = a + b
+    err = thrown(() -> pymap(pair_sum, [1, 2]))
+    @test err isa PyError && err.julia_exception isa ArgumentError
+    @test occursin("`pair_sum` was called from Python with 1 argument, but it takes 2 arguments",
+                   message(err))
+    @test pymap(pair_sum, [1, 2], [10, 20]) == [11, 22]
+    # a MethodError inside the function is the function's own, shown as it is
+    inner(x) = pair_sum(x)
+    err = thrown(() -> pymap(inner, [1]))
+    @test err isa PyError && err.julia_exception isa MethodError
+    kw_only(; scale) = scale
+    err = thrown(() -> pyimport("functools").partial(kw_only, 1; scale = 2)())
+    @test occursin("with 1 argument and keywords scale, but it takes 0 arguments", message(err))
 end
