@@ -61,7 +61,9 @@ class Placer:
 
     def __post_init__(self) -> None:
         if self.scaling not in SCALING:
-            raise ValueError(f"placer {self.name!r}: scaling must be one of {SCALING}")
+            raise AutoPlacementError(
+                f"placer {self.name!r}: scaling {self.scaling!r} is not one of {SCALING}"
+            )
 
     def solve(self, problem: Problem, budget_s: float = DEFAULT_BUDGET_S) -> Solution:
         """This placer's `Solution` for `problem` within `budget_s` seconds; an
