@@ -10,8 +10,9 @@ Then for the three models of `models.py` and the seeds' colocate graph: profiles
 each task (`profile_devices`; tasks of equal cores share one profile), builds the cost model
 from those measurements only, and for every single-task placement, round robin, HEFT and
 `autoplace` (without and with `verify=2`) gives the predicted step time (simulator) and the
-measured one (median of `--runs` steps in a fresh session). Writes servers.json and
-servers.md beside this file (with `--json`, the JSON also to stdout).
+measured one (median over `--rounds` interleaved rounds of the median of `--runs` steps in a
+fresh session). Writes servers.json and servers.md beside this file (with `--json`, the JSON
+also to stdout).
 """
 
 from __future__ import annotations
@@ -90,8 +91,10 @@ def one_graph(
     fields: dict[str, Any],
     runs: int,
     budget: float,
+    rounds: int,
 ) -> dict[str, Any]:
-    """Every placement of one graph: predicted and measured step times."""
+    """Every placement of one graph: predicted and measured step times (the median of
+    `rounds` interleaved rounds of `runs` steps each)."""
     graph, fetch, feed, _ = GRAPHS[name]()
     devices = [f"{t}/device:CPU:0" for t in tasks]
     sess = cluster.session(graph=graph, soft=True, optimize=False)
@@ -103,21 +106,11 @@ def one_graph(
         problem, ops = problem_from_graph(fetch, devices, cost, graph=graph, respect_pins=False)
         names = [op.name for op in ops]
 
-        def row(label: str, assignment: Any) -> dict[str, Any]:
-            placed = {n: problem.devices[a].name for n, a in zip(names, assignment, strict=True)}
-            return {
-                "placement": label,
-                "predicted_us": simulate(problem, assignment).makespan,
-                "measured_us": measure_placement(sess, fetch, placed, feed, runs),
-                "tasks_used": len({problem.devices[a].host for a in assignment}),
-                "assignment": [int(a) for a in assignment],
-            }
-
-        rows = []
-        for j, t in enumerate(tasks):
-            rows.append(row(f"single {t}", [j] * problem.n))
+        chosen: dict[str, list[int]] = {}
+        for k, t in enumerate(tasks):
+            chosen[f"single {t}"] = [k] * problem.n
         for strategy in ("round_robin", "heft"):
-            rows.append(row(strategy, place(problem, strategy, budget)))
+            chosen[strategy] = place(problem, strategy, budget).tolist()
         for verify in (0, 2):
             p = autoplace(
                 fetch,
@@ -130,12 +123,25 @@ def one_graph(
                 budget=budget,
                 respect_pins=False,
             )
-            rows.append(
-                row(
-                    f"autoplace{' verify=2' if verify else ''} ({p.strategy})",
-                    [devices.index(p.devices[n]) for n in names],
-                )
-            )
+            label = f"autoplace{' verify=2' if verify else ''} ({p.strategy})"
+            chosen[label] = [devices.index(p.devices[n]) for n in names]
+        # Rounds interleave the placements, so a burst of load hits them all alike.
+        times: dict[str, list[float]] = {label: [] for label in chosen}
+        for _ in range(rounds):
+            for label, a in chosen.items():
+                placed = {n: problem.devices[d].name for n, d in zip(names, a, strict=True)}
+                times[label].append(measure_placement(sess, fetch, placed, feed, runs))
+        rows = [
+            {
+                "placement": label,
+                "predicted_us": simulate(problem, a).makespan,
+                "measured_us": statistics.median(times[label]),
+                "measured_rounds_us": times[label],
+                "tasks_used": len({problem.devices[d].host for d in a}),
+                "assignment": a,
+            }
+            for label, a in chosen.items()
+        ]
         return {
             "graph": name,
             "ops": problem.n,
@@ -235,7 +241,8 @@ def markdown(result: dict[str, Any]) -> str:
         "cores share one), the link between the tasks (`measure_link`), and the servers'",
         "constants (`measure_servers`: the master's step alone and per further task, the",
         "executor's cost per op; a pinned task's inter-op pool is its cores). Measured: the",
-        "median of `--runs` steps in a fresh session. Error: (predicted - measured) / measured.",
+        "median over `--rounds` interleaved rounds of the median of `--runs` steps in a fresh",
+        "session. Error: (predicted - measured) / measured.",
         "",
         f"`{result['command']}`, {result['date']}, {result['machine']}; load average "
         f"{result['load_before']} before, {result['load_after']} after; {result['seconds']:.0f} s.",
@@ -278,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=2)
     parser.add_argument("--cores-per-task", type=int, default=None)
-    parser.add_argument("--runs", type=int, default=20, help="steps per measurement")
+    parser.add_argument("--runs", type=int, default=10, help="steps per measurement")
     parser.add_argument("--budget", type=float, default=0.8, help="seconds per placement")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved measuring rounds")
     parser.add_argument("--graphs", nargs="*", default=list(GRAPHS), choices=list(GRAPHS))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
@@ -294,7 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         with cluster.session() as sess:
             measured = measure_cluster(sess, tasks, cores)
         graphs = [
-            one_graph(cluster, g, tasks, cores, measured["fields"], args.runs, args.budget)
+            one_graph(
+                cluster, g, tasks, cores, measured["fields"], args.runs, args.budget, args.rounds
+            )
             for g in args.graphs
         ]
     result = {
