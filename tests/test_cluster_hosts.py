@@ -6,15 +6,14 @@ chief, this test process, reaches them through its own link to the bridge, runs 
 them, checks the values and where each op ran, and then, with one host's server killed, gets an
 error that names that task and its address within the session's timeout.
 
-The bridge lives in a namespace of its own, so the machine's firewall never sees the hosts'
-traffic and nothing leaves the machine. Namespaces, links and processes get names unique to
-this run and are removed at the end, also when a test fails. Needs root and iproute2.
+The hosts (tests/emulated_hosts.py) are network namespaces on a bridge of their own: nothing
+leaves the machine. Namespaces, links and processes get names unique to this run and are
+removed at the end, also when a test fails. Needs root and iproute2.
 """
 
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import time
 
 import psutil
 import pytest
+from emulated_hosts import Hosts, ip, unavailable_reason
 
 import devplace as dp
 from devplace.cluster import ClusterSession, PeerUnavailableError, wait_ready
@@ -35,90 +35,9 @@ SERVING = re.compile(
 )
 
 
-def _ip(*args, check=True):
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=check)
-
-
-def _unavailable_reason():
-    if sys.platform != "linux":
-        return f"network namespaces need Linux, this is {sys.platform}"
-    if os.geteuid() != 0:
-        return "emulated hosts need root (ip netns add)"
-    if shutil.which("ip") is None:
-        return "emulated hosts need iproute2 (the ip program)"
-    return None
-
-
-class Hosts:
-    """Network namespaces `h1`, `h2`, ... on a bridge in namespace `lan`; this process joined
-    to the bridge as 10.213.N.1. Every name carries this run's tag."""
-
-    def __init__(self, count):
-        self.tag = f"dp{os.getpid() % 0xFFFFF:x}"
-        self.lan = f"{self.tag}lan"
-        self.names = [f"{self.tag}h{i}" for i in range(1, count + 1)]
-        used = _ip("-4", "addr").stdout
-        self.net = next(n for n in range(1, 255) if f"10.213.{n}." not in used)
-        self.ips = [f"10.213.{self.net}.{i + 2}" for i in range(count)]
-        self.chief_ip = f"10.213.{self.net}.1"
-        self.procs = []
-
-    def create(self):
-        lan, tag = self.lan, self.tag
-        _ip("netns", "add", lan)
-        _ip("-n", lan, "link", "add", "br0", "type", "bridge")
-        _ip("-n", lan, "link", "set", "br0", "up")
-        links = [(None, f"{tag}c", self.chief_ip)]
-        links += [
-            (ns, f"{tag}v{i}", ip)
-            for i, (ns, ip) in enumerate(zip(self.names, self.ips, strict=True))
-        ]
-        for ns, end, ip in links:
-            if ns is not None:
-                _ip("netns", "add", ns)
-                _ip("-n", ns, "link", "set", "lo", "up")
-            _ip("link", "add", end, "type", "veth", "peer", "name", f"{end}p")
-            _ip("link", "set", f"{end}p", "netns", lan)
-            _ip("-n", lan, "link", "set", f"{end}p", "master", "br0", "up")
-            if ns is not None:
-                _ip("link", "set", end, "netns", ns)
-            where = ["-n", ns] if ns is not None else []
-            _ip(*where, "addr", "add", f"{ip}/24", "dev", end)
-            _ip(*where, "link", "set", end, "up")
-
-    def remove(self):
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-        for ns in [*self.names, self.lan]:
-            found = _ip("netns", "pids", ns, check=False).stdout.split()
-            for pid in found:  # only processes inside this run's own namespaces
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            _ip("netns", "del", ns, check=False)
-        _ip("link", "del", f"{self.tag}c", check=False)
-
-    def serve(self, host, args, out, env=None):
-        """Start `devplace cluster serve ARGS` in host `host` (0-based); output to `out`."""
-        command = ["ip", "netns", "exec", self.names[host], sys.executable, "-m", "devplace"]
-        with open(out, "w") as sink:
-            proc = subprocess.Popen(
-                [*command, "cluster", "serve", *args],
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                env=dict(os.environ, **(env or {})),
-                start_new_session=True,
-            )
-        self.procs.append(proc)
-        return proc
-
-
 @pytest.fixture(scope="module")
 def hosts():
-    reason = _unavailable_reason()
+    reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
     emulated = Hosts(2)
@@ -131,7 +50,7 @@ def hosts():
         yield emulated
     finally:
         emulated.remove()
-    assert not any(ns in _ip("netns", "list").stdout for ns in [*emulated.names, emulated.lan])
+    assert not any(ns in ip("netns", "list").stdout for ns in [*emulated.names, emulated.lan])
 
 
 def _serving(proc, out):
@@ -144,6 +63,19 @@ def _serving(proc, out):
     return int(found["pid"]), found["source"], float(found["s"])
 
 
+def _refused(hosts, host, *args):
+    """Run `devplace cluster serve ARGS` in a host; it must refuse (status 1): its stderr."""
+    done = subprocess.run(
+        ["ip", "netns", "exec", hosts.names[host], sys.executable, "-m", "devplace", "cluster"]
+        + ["serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    return done.stderr
+
+
 def _stopped(proc, seconds=30):
     proc.wait(seconds)
     return proc.returncode
@@ -154,6 +86,9 @@ def test_a_graph_across_two_hosts_then_a_dead_host_is_named(hosts, tmp_path):
     spec_file = tmp_path / "cluster.json"
     spec_file.write_text(json.dumps(spec))
     out0, out1 = tmp_path / "h1.out", tmp_path / "h2.out"
+    # host 2 also has an address beyond private networks (shared address space, RFC 6598)
+    public = f"100.64.213.{hosts.net}"
+    ip("-n", hosts.names[1], "addr", "add", f"{public}/32", "dev", "lo")
     first = hosts.serve(0, ["--spec", str(spec_file), "--job", "worker", "--cores", "1"], out0)
     tf_config = {"cluster": spec, "task": {"type": "worker", "index": 1}}
     second = hosts.serve(1, [], out1, env={"TF_CONFIG": json.dumps(tf_config)})
@@ -161,31 +96,23 @@ def test_a_graph_across_two_hosts_then_a_dead_host_is_named(hosts, tmp_path):
     pid1, source1, _ = _serving(second, out1)
     assert source0 == f"spec file {spec_file}" and source1 == "TF_CONFIG"
     assert f"/job:worker/task:0 at {spec['worker'][0]} serving" in out0.read_text()
+    assert "warning" not in out0.read_text()
+    assert (
+        "devplace cluster serve: warning: devplace: /job:worker/task:1's TF server listens on "
+        f"every interface of this host, also on the public address(es) {public}, port 2222, "
+        "with no authentication"
+    ) in out1.read_text()
     # --cores 1: the first core this process may use, for every thread of the server
     assert psutil.Process(pid0).cpu_affinity() == sorted(os.sched_getaffinity(0))[:1]
     assert wait_ready(spec, 30) < 30
 
     # a second server for the same task on the same host: refused, naming the port's holder
-    again = subprocess.run(
-        ["ip", "netns", "exec", hosts.names[0], sys.executable, "-m", "devplace", "cluster"]
-        + ["serve", "--spec", str(spec_file), "--job", "worker", "--task", "0"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert again.returncode == 1
-    assert f"port 2222 is already in use on this host (by pid {pid0}" in again.stderr
+    again = _refused(hosts, 0, "--spec", str(spec_file), "--job", "worker", "--task", "0")
+    assert f"port 2222 is already in use on this host (by pid {pid0}" in again
     # the task of the other host: refused, naming both hosts' addresses
-    elsewhere = subprocess.run(
-        ["ip", "netns", "exec", hosts.names[0], sys.executable, "-m", "devplace", "cluster"]
-        + ["serve", "--spec", str(spec_file), "--job", "worker", "--task", "1"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert elsewhere.returncode == 1
-    assert f"address {spec['worker'][1]} is not this host's" in elsewhere.stderr
-    assert hosts.ips[0] in elsewhere.stderr and "Hint" in elsewhere.stderr
+    elsewhere = _refused(hosts, 0, "--spec", str(spec_file), "--job", "worker", "--task", "1")
+    assert f"address {spec['worker'][1]} is not this host's" in elsewhere
+    assert hosts.ips[0] in elsewhere and "Hint" in elsewhere
 
     with dp.device("/job:worker/task:0/cpu:0"):
         a = dp.constant([[1.0, 2.0], [3.0, 4.0]], name="a")

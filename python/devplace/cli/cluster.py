@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -286,7 +287,11 @@ def serve(args: argparse.Namespace) -> int:
     from devplace.cluster.probe import ClusterNotReadyError
     from devplace.cluster.serving import serve as serve_task
 
+    def warn(message: Warning | str, *args: object, **kwargs: object) -> None:
+        print(f"devplace cluster serve: warning: {message}", file=sys.stderr, flush=True)
+
     try:
+        warnings.showwarning = warn
         serve_task(
             args.spec,
             args.job,

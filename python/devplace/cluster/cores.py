@@ -104,10 +104,16 @@ def assign(roles: Sequence[str], per_task: int) -> dict[str, list[int]]:
     usable = available()
     needed = len(roles) * per_task
     if needed > len(usable):
+        most = len(usable) // max(1, len(roles))
+        hint = (
+            f"fewer tasks, or cores_per_task <= {most}"
+            if most
+            else (f"at most {len(usable)} tasks of one core each")
+        )
         raise CoresError(
             f"cores: {len(roles)} tasks x {per_task} cores each = {needed} cores, but this "
-            f"machine has {len(usable)} this process may use (cores {describe(usable)}). Hint: "
-            f"fewer tasks, or cores_per_task <= {len(usable) // max(1, len(roles))}"
+            f"machine has {len(usable)} this process may use (cores {describe(usable)}). "
+            f"Hint: {hint}"
         )
     return {role: usable[i * per_task : (i + 1) * per_task] for i, role in enumerate(roles)}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+from collections.abc import Iterable
 
 import psutil
 
@@ -101,10 +102,11 @@ def _holder(port: int) -> str:
     return ""
 
 
-def public_addresses() -> list[str]:
-    """This host's addresses that are neither private nor loopback (nor link-local)."""
+def public_addresses(addresses: Iterable[Address] | None = None) -> list[str]:
+    """The addresses (default: this host's) that are neither private nor loopback (nor
+    link-local): reachable from beyond a private network."""
     return sorted(
         str(ip)
-        for ip in host_addresses()
+        for ip in (host_addresses() if addresses is None else addresses)
         if not (ip.is_private or ip.is_loopback or ip.is_link_local)
     )

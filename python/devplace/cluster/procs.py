@@ -23,6 +23,7 @@ __all__ = [
     "alive",
     "exit_with_parent",
     "kill_group",
+    "log_tail",
     "start_time",
     "stop",
     "wait_ready",
@@ -83,7 +84,8 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _log_tail(log: Path | None, lines: int = 15) -> str:
+def log_tail(log: Path | None, lines: int = 15) -> str:
+    """The last `lines` lines of a log file (empty if there is none)."""
     if log is None or not log.exists():
         return ""
     text = log.read_text(errors="replace").strip().splitlines()
@@ -110,7 +112,7 @@ def wait_ready(
             elif proc.poll() is not None:
                 raise ProcessStartError(
                     f"{name} (pid {proc.pid}) exited with status {proc.returncode} before it "
-                    f"was ready. Its log ({log}):\n{_log_tail(log)}"
+                    f"was ready. Its log ({log}):\n{log_tail(log)}"
                 )
         if len(took) < len(procs):
             if time.monotonic() > deadline:
@@ -118,7 +120,7 @@ def wait_ready(
                 raise ProcessStartError(
                     f"{late} not ready after {timeout:g} s (the machine may be busy: pass a "
                     "larger start_timeout). Last log lines:\n"
-                    + "\n".join(_log_tail(procs[n][2], 5) for n in procs if n not in took)
+                    + "\n".join(log_tail(procs[n][2], 5) for n in procs if n not in took)
                 )
             time.sleep(0.05)
     return took

@@ -103,11 +103,6 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _log_tail(log: Path, lines: int = 12) -> str:
-    text = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
-    return "\n".join(text[-lines:])
-
-
 def serve(
     spec: Any = None,
     job: str | None = None,
@@ -189,7 +184,7 @@ def serve(
                     time.sleep(0.2)
                 raise ServeError(
                     f"{config.name}'s server exited on its own with status {proc.returncode}. "
-                    f"Its last log lines:\n{_log_tail(log)}"
+                    f"Its last log lines:\n{procs.log_tail(log, 12)}"
                 )
         except KeyboardInterrupt:
             pass
