@@ -57,6 +57,8 @@ error_of(f) = try; f(); nothing; catch e; e; end
     s = stack(out)
     @test run(sess, s) == collect(1.0:10.0) && size(s) == (10,) || size(s) == (nothing,)
     @test get_dtype(s) == Float64
+    n = while_loop(i -> i < 10, i -> i + 2, constant(Int32(1)))  # one loop variable: a tensor
+    @test run(sess, n) === Int32(11)
     err = error_of(() -> while_loop((i, ta) -> i <= 10, (i, ta) -> (i + 1, ta), [constant(1), ta]))
     @test err isa ArgumentError && occursin("Int32", err.msg)
     # if_else: scalar condition (tf.cond) and elementwise (tf.where)
@@ -165,6 +167,8 @@ end
     # cell: a ragged tensor
     r = cell([[1.0], [2.0, 3.0]])
     @test run(sess, r.flat_values) == [1.0, 2.0, 3.0] && run(sess, r.row_lengths()) == [1, 2]
+    @test run(sess, r[1]) == [1.0] && run(sess, r[2]) == [2.0, 3.0]
+    @test get_dtype(cell([[1], [2, 3]])) == Int64
     # tensor: a tensor from Julia arrays holding tensors; gradients flow to them
     x = Variable(0.5)
     g = tensor([1; x; 0])

@@ -89,8 +89,16 @@ def variable(name: str | None, scope: str, **kwargs: Any) -> Any:
 def while_loop(
     condition: Callable[..., Any], body: Callable[..., Any], loop_vars: list[Any], **kwargs: Any
 ) -> Any:
-    """`tf.while_loop` whose body may return a tuple where the loop variables are a list."""
-    return tf.while_loop(condition, lambda *a: list(body(*a)), loop_vars=loop_vars, **kwargs)
+    """`tf.while_loop` whose body may return a tuple, or one value, where the loop variables
+    are a list; the final values are a list too, even of one."""
+
+    def as_list(*loop_values: Any) -> list[Any]:
+        out = body(*loop_values)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    return tf.while_loop(
+        condition, as_list, loop_vars=loop_vars, return_same_structure=True, **kwargs
+    )
 
 
 def if_else(condition: Any, fn1: Any, fn2: Any, **kwargs: Any) -> Any:

@@ -596,7 +596,8 @@ def _container_key(obj: Any, spec: tuple[Any, ...]) -> Any:
     if kind not in ("i", "r"):
         raise TypeError(f"a Python {type(obj).__name__} is indexed by integers and ranges")
     positions = _static_positions(spec)
-    size = len(obj)
+    # a ragged tensor (ADCME's `cell`) has rows, not a len()
+    size = obj.shape[0] if isinstance(obj, tf.RaggedTensor) else len(obj)
     if kind == "i":
         if not 0 <= positions < size:
             raise _out_of_bounds(obj, 1, size, spec[1])
