@@ -189,7 +189,16 @@ def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop):
     out = tmp_path / "serve.out"
     with open(out, "w") as sink:
         proc = subprocess.Popen(
-            [*CLI, "serve", "--cores", "1", "--write-spec", str(tmp_path / "spec.json")],
+            [
+                *CLI,
+                "serve",
+                "--cores",
+                "1",
+                "--wait",
+                "60",
+                "--write-spec",
+                str(tmp_path / "spec.json"),
+            ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=dict(
@@ -205,6 +214,7 @@ def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop):
             "worker": {"0": f"127.0.0.1:{port}"}
         }
         assert wait_ready(spec, 10) < 10
+        _wait_for(out, "devplace: cluster ready, all 1 tasks answer", proc, 60)
         proc.send_signal(stop)
         assert proc.wait(30) == 0
     finally:
@@ -232,3 +242,21 @@ def test_cluster_wait_names_the_tasks_that_do_not_answer(tmp_path):
     assert "cluster not ready after 1 s: 2 of 2 tasks do not answer" in done.stderr
     assert f"/job:ps/task:0 at 127.0.0.1:{port} is gone" in done.stderr
     assert f"/job:worker/task:0 at {spec['worker'][0]} is silent" in done.stderr
+
+
+def test_serve_wait_names_the_tasks_that_never_answer_and_stops(tmp_path):
+    spec = {"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]}
+    done = subprocess.run(
+        [*CLI, "serve", "--spec", json.dumps(spec), "--job", "worker", "--wait", "2"],
+        capture_output=True,
+        text=True,
+        timeout=200,
+    )
+    assert done.returncode == 1
+    assert f"/job:worker/task:0 at {spec['worker'][0]} serving" in done.stdout
+    assert (
+        "cluster not ready after 2 s: 1 of 2 tasks do not answer: /job:worker/task:1 at "
+        f"{spec['worker'][1]} is gone"
+    ) in done.stderr
+    with pytest.raises(ClusterNotReadyError):  # its own server was stopped on the way out
+        wait_ready({"worker": spec["worker"][:1]}, 0.5)
