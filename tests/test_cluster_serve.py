@@ -139,6 +139,24 @@ def test_a_task_from_a_slurm_step(monkeypatch, rank, jobs, task):
     assert sum(len(t) for t in config.spec.values()) == 3
 
 
+@pytest.mark.parametrize(
+    ("visible", "rank", "then"),
+    [
+        ("0,1,2", 1, "1"),  # a GPU per task: the resolver gives rank 1 (node07's second) GPU 1
+        ("0,1,2", 2, "0"),  # node08's only task: its GPU 0
+        ("0", 1, "0"),  # fewer GPUs than tasks on node07: they share it, nothing is split
+    ],
+)
+def test_a_slurm_step_on_gpu_nodes(monkeypatch, visible, rank, then):
+    for name, value in dict(
+        SLURM_STEP, SLURM_PROCID=str(rank), CUDA_VISIBLE_DEVICES=visible
+    ).items():
+        monkeypatch.setenv(name, value)
+    config = from_slurm()
+    assert (config.job, config.task) == ("worker", rank)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == then
+
+
 def test_outside_a_slurm_step_says_so(monkeypatch):
     for name in ("SLURM_PROCID", *SLURM_STEP):
         monkeypatch.delenv(name, raising=False)

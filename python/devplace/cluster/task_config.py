@@ -130,27 +130,30 @@ def from_slurm(jobs: Mapping[str, int] | None = None, port_base: int = 8888) -> 
     jobs: job name to number of tasks, filled in Slurm's task order (sorted by job name, as the
     resolver does); default: every Slurm task a `worker`. It reads `SLURM_PROCID`,
     `SLURM_STEP_NUM_TASKS`, `SLURM_STEP_NODELIST` and `SLURM_STEP_TASKS_PER_NODE`, which
-    `srun` sets. On a node with GPUs the resolver gives each task its share
-    (`CUDA_VISIBLE_DEVICES`).
+    `srun` sets. On a node with at least one GPU per task the resolver gives each task its
+    share (`CUDA_VISIBLE_DEVICES`); with fewer, the node's tasks share its GPUs.
     """
     from devplace._tf import tf
 
     gpus = "CUDA_VISIBLE_DEVICES" in os.environ or shutil.which("nvidia-smi") is not None
-    try:
-        resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
-            jobs=dict(jobs) if jobs else None,
-            port_base=int(port_base),
-            **({} if gpus else _NO_GPUS),
-        )
-        cluster = resolver.cluster_spec()
-    except (RuntimeError, ValueError) as err:
-        said = str(err).strip()
-        said += "" if said.endswith((".", "?")) else "."
-        raise TaskConfigError(
-            f"the Slurm step's environment does not describe a cluster: {said} Hint: run "
-            f"`devplace cluster serve --from-slurm` under `srun` (one task per server); "
-            f"otherwise {_WAYS}"
-        ) from None
+    # With GPUs, the resolver's own split first; it fails with fewer GPUs than tasks on a node.
+    for extra in [{}, _NO_GPUS] if gpus else [_NO_GPUS]:
+        try:
+            resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
+                jobs=dict(jobs) if jobs else None, port_base=int(port_base), **extra
+            )
+            cluster = resolver.cluster_spec()
+            break
+        except (RuntimeError, ValueError) as err:
+            if extra is not _NO_GPUS:
+                continue
+            said = str(err).strip()
+            said += "" if said.endswith((".", "?")) else "."
+            raise TaskConfigError(
+                f"the Slurm step's environment does not describe a cluster: {said} Hint: run "
+                f"`devplace cluster serve --from-slurm` under `srun` (one task per server); "
+                f"otherwise {_WAYS}"
+            ) from None
     rank = os.environ.get("SLURM_PROCID")
     return from_spec(
         cluster.as_dict(), resolver.task_type, resolver.task_id, f"Slurm step (SLURM_PROCID={rank})"
