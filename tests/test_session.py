@@ -318,3 +318,21 @@ def test_gpu_memory_fraction_acts_and_is_fixed_by_the_first_session():
     assert outcome == fresh[1] == "allocated"  # the option acts in a fresh process ...
     assert later[1] == "out of memory"  # ... but not after the first session fixed 5%
     assert int(fresh[0]) / int(limit) == pytest.approx(2.0, rel=0.1)
+
+
+def test_a_session_whose_graph_is_no_longer_the_default_says_so():
+    """As after ADCME's `reset_default_graph()`: the old session names the cause and the fix."""
+    tf = dp.tf
+    with tf.Graph().as_default():
+        a = tf.constant(1.0)
+        old = dp.Session()
+    with tf.Graph().as_default():
+        b = tf.constant(2.0)
+        with pytest.raises(ValueError, match="no longer the default graph") as err:
+            old.run(b)
+        assert isinstance(err.value, dp.Error) and "new Session()" in str(err.value)
+        assert dp.run(old, a) == 1.0  # its own graph still runs
+        with tf.Graph().as_default():
+            c = tf.constant(3.0)
+        with pytest.raises(ValueError, match="not an element of this graph"):
+            dp.Session().run(c)  # a session of the default graph: TensorFlow's own message
