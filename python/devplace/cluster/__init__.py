@@ -1,4 +1,5 @@
-"""Clusters of TF servers: specs, a local launcher, peer-aware sessions, checkpoints.
+"""Clusters of TF servers: specs, a local launcher, one host's task (`serve`), peer-aware
+sessions, checkpoints.
 
 Built on TF's own distributed runtime (`tf.compat.v1.train.Server`, `ClusterSpec`,
 `Session("grpc://...")`). Everything takes plain values (strings, ints, dicts), so the Julia

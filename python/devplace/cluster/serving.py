@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from devplace import atomic
 from devplace.cluster import cores as core_sets
 from devplace.cluster import host_checks, procs, task_config
 from devplace.cluster.probe import wait_ready
@@ -138,8 +139,6 @@ def serve(
     _check_host(config)
     pinned = core_sets.resolve(cores) if cores is not None else None
     if write_spec is not None:
-        from devplace import atomic
-
         atomic.write_text(write_spec, config.spec_json() + "\n")
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="devplace-serve-") as folder:
