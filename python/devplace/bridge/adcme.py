@@ -10,6 +10,7 @@ TensorFlow's own random ops (ADCME used tensorflow_probability, which devplace d
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -323,8 +324,9 @@ def gpu_facts() -> dict[str, Any]:
         "why_none": "",
     }
     if not gpus:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         facts["why_none"] = why_no_gpu(
-            None, facts["built_with_cuda"], driver_present(), None, list(GPU_MESSAGES)
+            None, facts["built_with_cuda"], driver_present(), visible, list(GPU_MESSAGES)
         )
     return facts
 
