@@ -139,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `devplace place` for parsed arguments; exit status 2 on bad input."""
-    from devplace.atomic import FileWriteError, write_text
+    from devplace.atomic import write_text
     from devplace.errors import Error
 
     try:
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(result, indent=1) + "\n"
         if args.output:
             write_text(args.output, text)
-    except (Error, FileWriteError) as err:
+    except Error as err:  # a FileWriteError is one too
         print(f"devplace place: {err}", file=sys.stderr)
         return 2
     if args.output:
