@@ -146,6 +146,14 @@ def test_python_sequences_are_never_wrapped_or_clamped():
     assert js.getindex({"a": 1}, [("k", "a")]) == 1
 
 
+def test_setindex_refuses_a_tensor_clearly():
+    with pytest.raises(TypeError, match=r"^setindex!: 2-element tensor 'Const:0'.*scatter_update"):
+        js.setindex(tf.constant([1.0, 2.0]), 3.0, [("i", 1)])
+    items = [5, 6]
+    js.setindex(items, 60, [("i", 2)])
+    assert items == [5, 60]
+
+
 def test_items_refuses_a_tensor_clearly():
     assert js.items((1, 2)) == [1, 2]
     with pytest.raises(TypeError, match=r"^iterate: 2-element tensor 'Const:0'.*Hint"):

@@ -133,7 +133,7 @@ end
     @test thrown(() -> lst[2:4]) isa BoundsError
 end
 
-@testset "iterating a tensor is one clear error, never TensorFlow's" begin
+@testset "iterating or changing a tensor is one clear error, never TensorFlow's" begin
     tf.reset_default_graph()
     t = constant([1.0, 2.0])
     for f in (collect, first, x -> [y for y in x], x -> (x...,), x -> foreach(identity, x),
@@ -142,6 +142,8 @@ end
         @test err isa PyError && startswith(err.message, "iterate: ") && occursin(t.name, err.message)
         @test !occursin("Iterating over a symbolic", err.message) && occursin("Hint", err.message)
     end
+    err = thrown(() -> (t[1] = 3.0))                        # nor is a tensor changed in place
+    @test err isa PyError && startswith(err.message, "setindex!: ") && occursin("scatter_update", err.message)
     lst = pycall(pybuiltin("list"), PyObject, [5, 6, 7])   # other Python objects still iterate
     @test collect(lst) == [5, 6, 7] && [x for x in lst] == [5, 6, 7]
 end

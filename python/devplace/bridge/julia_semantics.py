@@ -620,7 +620,12 @@ def getindex(obj: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
 
 
 def setindex(obj: Any, value: Any, specs: Sequence[tuple[Any, ...]]) -> None:
-    """Julia's `obj[i...] = value` (for mutable Python containers)."""
+    """Julia's `obj[i...] = value` (for mutable Python containers; a tensor is not one)."""
+    if _is_tensor(obj):
+        raise TypeError(
+            f"setindex!: {array_summary(obj)} cannot be changed in place; hint: "
+            "y = scatter_update(x, i, v) (as in ADCME) makes a new tensor"
+        )
     obj[_key(obj, specs)] = value
 
 
