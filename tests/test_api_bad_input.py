@@ -213,8 +213,9 @@ def test_a_bad_device_function_result_names_the_function_and_the_op():
 
 
 def test_every_devplace_exception_is_a_devplace_error():
-    # `except dp.Error` catches whatever devplace raises; warnings and private control-flow
-    # exceptions aside. Each keeps the built-in type callers catch (FileWriteError: OSError).
+    # `except dp.Error` catches whatever devplace raises, and every warning it issues is a
+    # dp.DevplaceWarning; private control-flow exceptions aside. Each keeps the built-in type
+    # callers catch (FileWriteError: OSError).
     stray = []
     for module in pkgutil.walk_packages(dp.__path__, "devplace."):
         if module.name.rsplit(".", 1)[-1] == "__main__":
@@ -225,10 +226,12 @@ def test_every_devplace_exception_is_a_devplace_error():
                 inspect.isclass(value)
                 and value.__module__ == loaded.__name__
                 and issubclass(value, Exception)
-                and not issubclass(value, Warning)
                 and not name.startswith("_")
-                and not issubclass(value, dp.Error)
+                and not issubclass(
+                    value, dp.DevplaceWarning if issubclass(value, Warning) else dp.Error
+                )
             ):
                 stray.append(f"{module.name}.{name}")
     assert stray == []
+    assert not issubclass(dp.NoGpuWarning, dp.Error)  # a warning is not an error to catch
     assert issubclass(FileWriteError, OSError) and issubclass(UnknownHandleError, KeyError)

@@ -7,7 +7,7 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 
 from typing import Any
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "Error", "quoted"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "DevplaceWarning", "Error", "quoted"]
 
 
 def quoted(value: Any) -> str:
@@ -19,6 +19,10 @@ def quoted(value: Any) -> str:
 
 class Error(Exception):
     """Base class of every error devplace raises; the message names the input and a next step."""
+
+
+class DevplaceWarning(UserWarning):
+    """Base class of every warning devplace issues, so one filter can act on them all."""
 
 
 class _BadArgument(Error):

@@ -14,14 +14,14 @@ import threading
 import warnings
 from typing import Any
 
-from devplace.errors import Error
+from devplace.errors import DevplaceWarning
 
 __all__ = ["GpuMemoryOptionsWarning", "note_session"]
 
 _ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
 
 
-class GpuMemoryOptionsWarning(Error, UserWarning):
+class GpuMemoryOptionsWarning(DevplaceWarning):
     """A session's GPU memory options cannot take effect: the process fixed others earlier."""
 
 

@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 from devplace._tf import GPU_MESSAGES, driver_present, tf
-from devplace.errors import Error
+from devplace.errors import DevplaceWarning, Error
 from devplace.session_options import SessionOptionError
 
 __all__ = [
@@ -40,7 +40,7 @@ class NoGpuError(Error, RuntimeError):
     """`virtual_gpus` asked for where TensorFlow sees no GPU (and soft placement is off)."""
 
 
-class NoGpuWarning(Error, UserWarning):
+class NoGpuWarning(DevplaceWarning):
     """`virtual_gpus` asked for where TensorFlow sees no GPU: soft placement runs on the CPU."""
 
 

@@ -30,7 +30,7 @@ from devplace.cluster import netns, procs
 from devplace.cluster import spec as specs
 from devplace.cluster.ready import wait_usable
 from devplace.cluster.state import ClusterState, ProcessEntry
-from devplace.errors import Error
+from devplace.errors import DevplaceWarning, Error
 
 __all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster", "task_log"]
 
@@ -51,7 +51,7 @@ class ClusterStartError(Error, RuntimeError):
     """The local cluster could not be started; the message says which process and why."""
 
 
-class InsecureClusterWarning(UserWarning):
+class InsecureClusterWarning(DevplaceWarning):
     """TF servers are listening on every interface without authentication."""
 
 

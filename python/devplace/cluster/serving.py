@@ -29,7 +29,7 @@ from devplace import atomic
 from devplace.cluster import cores as core_sets
 from devplace.cluster import host_checks, procs, task_config
 from devplace.cluster.probe import wait_ready
-from devplace.errors import Error
+from devplace.errors import DevplaceWarning, Error
 
 __all__ = ["ServeError", "UnauthenticatedServerWarning", "serve"]
 
@@ -38,7 +38,7 @@ class ServeError(Error, RuntimeError):
     """The task's server could not start, or stopped on its own; the message says why."""
 
 
-class UnauthenticatedServerWarning(UserWarning):
+class UnauthenticatedServerWarning(DevplaceWarning):
     """The server is reachable on a public address, and TF servers have no authentication."""
 
 
