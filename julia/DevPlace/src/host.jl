@@ -504,20 +504,15 @@ function user_backtrace(bt)
     return join(lines, "\n")
 end
 
-# Call the Julia function `f` that Python called. If `f` itself has no method for what Python
-# passed, say so, naming it and what it takes: a device function, the usual case, takes the op.
-function call_back(f, args::Tuple, kw)
-    try
-        return f(args...; kw...)
-    catch err
-        no_method_for(err, f, args) || rethrow()
-        kws = isempty(kw) ? "" : string(" and keywords ", join(first.(kw), ", "))
-        throw(ArgumentError(string(
-            "Julia function `", nameof(f), "` was called from Python with ",
-            plural(length(args), "argument"), kws, ", but ", method_arities(f), ". Hint: a ",
-            "device function (`tf.device(f)`, `DevPlace.device(f)`) takes one argument, the ",
-            "op, e.g. `op -> \"/cpu:0\"`; other functions get what the Python code passes.")))
-    end
+# `f`, called from Python with `args` and `kw`, has no method for them: say so, naming it and
+# what it takes (a device function, the usual case, takes the op).
+function no_method_error(f, args::Tuple, kw)
+    kws = isempty(kw) ? "" : string(" and keywords ", join(first.(kw), ", "))
+    return ArgumentError(string(
+        "Julia function `", nameof(f), "` was called from Python with ",
+        plural(length(args), "argument"), kws, ", but ", method_arities(f), ". Hint: a ",
+        "device function (`tf.device(f)`, `DevPlace.device(f)`) takes one argument, the ",
+        "op, e.g. `op -> \"/cpu:0\"`; other functions get what the Python code passes."))
 end
 
 # Is `err` the call `f(args...; kw...)` itself finding no method (not a call inside `f`)?
@@ -539,14 +534,20 @@ function method_arities(f)
 end
 
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
+    call = nothing  # (f, args, kw) once decoded
     kind, payload = try
         fid, args, kwargs = decode_value(body, h)
         f = lookup_function(h, UInt64(fid), "")
         kw = kwargs === nothing ? () : [Symbol(k) => v for (k, v) in kwargs]
-        (REPLY, Base.reenable_sigint(() -> call_back(f, args, kw)))
+        call = (f, args, kw)
+        (REPLY, Base.reenable_sigint(() -> f(args...; kw...)))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
-        (ERROR, callback_error!(h, err, catch_backtrace()))
+        bt = catch_backtrace()
+        if call !== nothing && no_method_for(err, call[1], call[2])
+            err = no_method_error(call...)
+        end
+        (ERROR, callback_error!(h, err, bt))
     end
     enc = Encoder()
     try
