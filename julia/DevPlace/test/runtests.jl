@@ -10,7 +10,6 @@ const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
 @testset "DevPlace.jl" begin
     include("vectors.jl")
     include("layering.jl")
-    include("layering.jl")
     include("conversion.jl")
     include("host.jl")
     include("callbacks.jl")
