@@ -41,7 +41,9 @@ for i in range(TOWERS):
 
 with dp.cpu(0):
     mean_grads = [tf.add_n(list(grads)) / TOWERS for grads in zip(*tower_grads, strict=True)]
-    train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(zip(mean_grads, weights))
+    train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(
+        zip(mean_grads, weights, strict=True)
+    )
     step = dp.with_updates(train, dp.get_collection(tf.GraphKeys.UPDATE_OPS))
     mean_loss = tf.add_n(losses) / TOWERS
 
