@@ -50,14 +50,6 @@ def test_julia_numbers_take_the_tensors_dtype() -> None:
         assert js.mul(x, other).dtype == dp.tf.float32
 
 
-def test_reductions_keep_dims_and_ignore_dims_past_the_rank() -> None:
-    a = np.arange(24.0).reshape(2, 3, 4)
-    t = dp.constant(a)
-    assert np.array_equal(_run(js.reduce("sum", t, [1, 3])), a.sum(axis=(0, 2), keepdims=True))
-    assert np.array_equal(_run(js.reduce("maximum", t, 5)), a)
-    assert _run(js.reduce("mean", t)) == a.mean()
-
-
 def test_fetched_scalars_keep_their_dtype() -> None:
     f32, i32 = dp.constant(np.float32(1.1)), dp.constant(np.int32(3))
     with dp.Session() as sess:
@@ -84,13 +76,3 @@ def test_device_function_results_are_checked(returned: object, words: list[str])
             dp.constant(1.0, name="x")
     for word in [*words, "device function pick", "op 'x'"]:
         assert word in str(info.value)
-
-
-def test_switch_task_keeps_each_tasks_scopes() -> None:
-    with js.device("/cpu:1"):  # task 1 opens a scope
-        js.switch_task(1, 2)  # task 2 builds: no scope
-        assert dp.constant(0.0).device == ""
-        js.switch_task(2, 1)
-        assert dp.constant(0.0).device == "/device:CPU:1"
-    js.switch_task(1, 2)  # task 1 left its scope before task 2 came back
-    assert dp.constant(0.0).device == ""
