@@ -100,6 +100,7 @@ def test_the_config_tensorflow_receives_has_one_entry_per_gpu():
 
 
 @requires_no_gpu
+@pytest.mark.filterwarnings("ignore::devplace.GpuMemoryOptionsWarning")  # an earlier session
 def test_a_session_is_made_with_that_config():
     # TF's GPU build obeys it (the GPU tests below, in fresh processes); here it is ignored
     proto = tf.ConfigProto()
