@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import HAS_GPU
 from julia_runner import REPO, run_julia
+from test_examples_python import TF1_CHAPTER12
 
 from devplace.trace import read_trace
 
@@ -42,17 +43,7 @@ EXPECTED = {
         "/job:worker/task:1 stopped",
     ],
     "tf1_chapter12": [
-        "queued: 6",
-        "y = [2.5, 8.5]",
-        # the dequeue asked for worker 1 runs beside its queue on ps 0 (TF colocates them)
-        re.compile(
-            r"^batch +QueueDequeueManyV2 +/job:worker/task:1/device:CPU:0 +"
-            r"/job:ps/replica:0/task:0/device:CPU:0 \*",
-            re.M,
-        ),
-        # batch/n to ps 0; batch (16 B), w (8 B) and b (4 B) to worker 1
-        "4 cross-device transfers, 32 bytes",
-        "y = [26.5, 32.5]",
+        *TF1_CHAPTER12,
         re.compile(r"^profile: \d+ ops on \d+ devices, picture queue\.png$", re.M),
     ],
     "thread_pools": ["inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1"],

@@ -13,6 +13,21 @@ from devplace.trace import read_trace
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 
+# What the chapter-12 program prints, the same from Python and from Julia (its twin).
+TF1_CHAPTER12 = [
+    "queued: 6",
+    "y = [2.5, 8.5]",
+    # the dequeue asked for worker 1 runs beside its queue on ps 0 (TF colocates them)
+    re.compile(
+        r"^batch +QueueDequeueManyV2 +/job:worker/task:1/device:CPU:0 +"
+        r"/job:ps/replica:0/task:0/device:CPU:0 \*",
+        re.M,
+    ),
+    # batch/n to ps 0; batch (16 B), w (8 B) and b (4 B) to worker 1
+    "4 cross-device transfers, 32 bytes",
+    "y = [26.5, 32.5]",
+]
+
 EXPECTED = {
     "device_scope.py": [
         "a.device = /device:GPU:0",
@@ -76,20 +91,7 @@ EXPECTED = {
         "inter_op_parallelism_threads = 2  intra_op_parallelism_threads = 1",
         "use_per_session_threads = True",
     ],
-    "tf1_chapter12.py": [
-        "queued: 6",
-        "y = [2.5, 8.5]",
-        # the dequeue asked for worker 1 runs beside its queue on ps 0 (TF colocates them)
-        re.compile(
-            r"^batch +QueueDequeueManyV2 +/job:worker/task:1/device:CPU:0 +"
-            r"/job:ps/replica:0/task:0/device:CPU:0 \*",
-            re.M,
-        ),
-        # batch/n to ps 0; batch (16 B), w (8 B) and b (4 B) to worker 1
-        "4 cross-device transfers, 32 bytes",
-        "y = [26.5, 32.5]",
-        "profile: ",
-    ],
+    "tf1_chapter12.py": [*TF1_CHAPTER12, "profile: "],
 }
 
 
