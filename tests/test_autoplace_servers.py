@@ -3,6 +3,8 @@ server model (a pool per task, the master's work per task), on a real LocalClust
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -102,6 +104,8 @@ def test_measure_servers_gives_each_task_its_threads(session):
     assert set(constants.threads) == {T0, T1}
     assert all(1 <= n <= 2 for n in constants.threads.values())
     assert constants.task_step_us >= 0 and constants.base_us > 0 and constants.op_us >= 0
+    # the master's own task's share of a step: at most the whole step of one tiny op there
+    assert 0 <= constants.master_task_us <= constants.base_us
 
 
 def test_measuring_needs_a_cluster_session_and_two_tasks(session):
@@ -155,6 +159,10 @@ def test_a_task_runs_as_many_ops_as_its_pool_and_each_task_costs_the_master():
     two = _two_tasks(threads=2, step=5.0)
     assert simulate(two, [0, 0, 0, 0]).makespan == 20 + 7
     assert simulate(two, [1, 1, 1, 1]).makespan == 20 + 7 + 5  # the master's task unused
+    # a step that runs nothing on the master's task saves that task's share of the step
+    idle = replace(two, master_host_cost=3.0)
+    assert simulate(idle, [1, 1, 1, 1]).makespan == 20 + 7 + 5 - 3
+    assert simulate(idle, [0, 0, 1, 1]).makespan == 10 + 7 + 5
 
 
 def test_transfers_between_tasks_do_not_queue_on_a_channel():
@@ -175,3 +183,24 @@ def test_transfers_between_tasks_do_not_queue_on_a_channel():
 
     assert simulate(problem([None, None]), [0, 0, 1]).makespan == 21  # one channel, in turn
     assert simulate(problem([T0, T1]), [0, 0, 1]).makespan == 11  # two gRPC requests at once
+
+
+def test_the_bytes_of_a_transfer_between_tasks_are_work_of_the_receiving_task():
+    """After the link's alpha, decoding a tensor holds a slot of the receiving task: it waits
+    for the op running there, and the op queued behind it waits for it."""
+    problem = Problem(
+        names=["send", "busy", "use", "later"],
+        devices=[ProblemDevice("d0", "cpu", host=T0), ProblemDevice("d1", "cpu", host=T1)],
+        compute=np.array([[1.0, 1.0], [6.0, 6.0], [1.0, 1.0], [2.0, 2.0]]),
+        edges=[(0, 2)],
+        xfer=np.array([100.0, 0.0, 0.0, 0.0]),
+        link_alpha=np.array([[0.0, 2.0], [2.0, 0.0]]),
+        link_beta=np.array([[0.0, 0.04], [0.04, 0.0]]),
+        memory=np.zeros(4),
+    )
+    s = simulate(problem, [0, 1, 1, 1])
+    # "send" ends at 1 and its tensor is on the wire until 3, while d1 runs "busy" (0-6);
+    # then "later" (ready since 0) before the receive (queued at 3, 4 units of work)
+    assert s.start[3] == 6 and s.finish[3] == 8
+    assert s.start[2] == 12 and s.makespan == 13  # receive 8-12, then "use"
+    assert s.transfers == 1 and s.transfer_time == pytest.approx(6.0)

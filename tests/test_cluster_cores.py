@@ -25,16 +25,21 @@ pytestmark = [
 USABLE = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
-def _threads(pid):
-    """(name, affinity) of every thread of process `pid`."""
+def _thread_ids(pid):
+    """(name, thread id) of every thread of process `pid`."""
     found = []
     for thread in psutil.Process(pid).threads():
         try:
             with open(f"/proc/{pid}/task/{thread.id}/comm") as comm:
-                found.append((comm.read().strip(), sorted(os.sched_getaffinity(thread.id))))
-        except (FileNotFoundError, ProcessLookupError):
+                found.append((comm.read().strip(), thread.id))
+        except FileNotFoundError:
             pass  # a thread that ended meanwhile
     return found
+
+
+def _threads(pid):
+    """(name, affinity) of every thread of process `pid`."""
+    return [(name, sorted(os.sched_getaffinity(tid))) for name, tid in _thread_ids(pid)]
 
 
 def _check_pinned(pid, cores):
@@ -42,8 +47,13 @@ def _check_pinned(pid, cores):
     assert psutil.Process(pid).cpu_affinity() == cores
     assert len(threads) > 10  # TF's and gRPC's threads, not only the main one
     assert {tuple(affinity) for _, affinity in threads} == {tuple(cores)}
-    # the inter-op pool ("tf_Compute" threads) has one thread per core, not one per machine core
-    assert Counter(name for name, _ in threads)["tf_Compute"] == len(cores)
+    # the inter-op pool ("tf_Compute" threads) has one thread per core, not one per machine
+    # core, and one more that answers RPCs
+    assert Counter(name for name, _ in threads)["tf_Compute"] == len(cores) + 1
+    # compute threads run below the rest, so an RPC on a busy core is answered at once
+    nice = [(name, os.getpriority(os.PRIO_PROCESS, tid)) for name, tid in _thread_ids(pid)]
+    assert {n for name, n in nice if name == "tf_Compute"} == {core_sets.COMPUTE_NICENESS}
+    assert {n for name, n in nice if name != "tf_Compute"} == {0}
 
 
 @pytest.mark.parametrize(

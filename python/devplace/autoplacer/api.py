@@ -19,6 +19,9 @@ from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 
+#: Rounds in which `autoplace(verify=N)` measures every candidate, interleaved.
+VERIFY_ROUNDS = 3
+
 __all__ = ["AutoPlacement", "autoplace", "measure_placement", "step_time_us"]
 
 
@@ -222,13 +225,16 @@ def _verified(
     candidates: dict[str, np.ndarray],
     measure: Callable[[list[str]], float],
 ) -> tuple[str, dict[str, float], dict[str, float]]:
-    """The fastest measured candidate's label, and every candidate's measured and predicted
-    step time."""
-    measured: dict[str, float] = {}
-    predicted: dict[str, float] = {}
-    for key, a in candidates.items():
-        predicted[key] = simulate(problem, a).makespan
-        measured[key] = measure([problem.devices[j].name for j in a])
+    """The fastest measured candidate's label, and every candidate's measured (the median of
+    `VERIFY_ROUNDS` interleaved rounds, so a burst of load hits all alike) and predicted step
+    time. Candidates with one assignment are measured once."""
+    predicted = {key: simulate(problem, a).makespan for key, a in candidates.items()}
+    distinct = {tuple(a.tolist()): a for a in candidates.values()}
+    times: dict[tuple[int, ...], list[float]] = {k: [] for k in distinct}
+    for _ in range(VERIFY_ROUNDS):
+        for k, a in distinct.items():
+            times[k].append(measure([problem.devices[j].name for j in a]))
+    measured = {key: statistics.median(times[tuple(a.tolist())]) for key, a in candidates.items()}
     return min(measured, key=measured.__getitem__), measured, predicted
 
 

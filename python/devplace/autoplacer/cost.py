@@ -345,7 +345,8 @@ class CostModel:
     kind rules above); `task_threads` gives each task's inter-op pool (its cores): the task's
     CPU devices share that many threads; `step_us` is what a step costs on the master's task
     alone, and `task_step_us` the master's work per other task a step involves (added once
-    per task other than `master` that runs an op; see `devplace.autoplacer.measure`).
+    per task other than `master` that runs an op; see `devplace.autoplacer.measure`), less
+    `master_task_us` (the master's task's own share of `step_us`) when no op runs there.
     `master`: the task the client talks to; a fed placeholder on another task waits for its
     tensor to cross from the master's task, a fetched op on another task sends its output
     there (both over `task_links`).
@@ -368,6 +369,7 @@ class CostModel:
     task_threads: Mapping[str, int] = field(default_factory=dict)
     task_step_us: float = 0.0
     step_us: float = 0.0
+    master_task_us: float = 0.0
     master: str | None = None
 
     @classmethod
@@ -399,8 +401,8 @@ class CostModel:
         the short kernels of these graphs, and carry tracing overhead that 4 concurrent
         launches offset); transfers share one channel, holding it for the link's alpha only
         (`dma_copies`). For servers pass their measurements through `kw`: `task_links`
-        (`measure_link` per pair of tasks), `task_threads`, `task_step_us`, `step_us` and
-        `op_overhead_us` (`measure_servers`), `master`.
+        (`measure_link` per pair of tasks), `task_threads`, `task_step_us`, `step_us`,
+        `master_task_us` and `op_overhead_us` (`measure_servers`), `master`.
         """
         options: dict[str, Any] = {
             "cpu_slots": 4,

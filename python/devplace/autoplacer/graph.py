@@ -64,7 +64,8 @@ class Problem:
     `step_cost`: what a step costs beyond its ops (the master alone); `host_step_cost` what it
     costs once per other host (`ProblemDevice.host`) whose devices run an op (the master's
     work per remote task it involves); `master_host` the master's host. Both are added to the
-    simulated step time.
+    simulated step time, less `master_host_cost` (the master's own task's share of
+    `step_cost`) when no op runs on the master's host.
     """
 
     names: list[str]
@@ -84,6 +85,7 @@ class Problem:
     host_step_cost: float = 0.0
     step_cost: float = 0.0
     master_host: str | None = None
+    master_host_cost: float = 0.0
 
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
@@ -244,11 +246,16 @@ class Problem:
 
     def fixed_cost(self, assignment: np.ndarray) -> float:
         """`step_cost` plus `host_step_cost` per host other than the master's whose devices
-        `assignment` uses."""
+        `assignment` uses, less `master_host_cost` when it uses none of the master's."""
         if not self.host_step_cost:
             return self.step_cost
         hosts = {self.devices[j].host for j in np.unique(assignment)}
-        return self.step_cost + self.host_step_cost * len(hosts - {None, self.master_host})
+        idle_master = self.master_host is not None and self.master_host not in hosts
+        return (
+            self.step_cost
+            + self.host_step_cost * len(hosts - {None, self.master_host})
+            - self.master_host_cost * idle_master
+        )
 
     def min_compute(self) -> np.ndarray:
         """Fastest time of each op over the devices it may use."""

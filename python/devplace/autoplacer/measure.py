@@ -195,13 +195,17 @@ def master_task(sess: Any) -> str | None:
 class ServerConstants:
     """Measured server constants: `base_us` (a step of one tiny op on the master's task),
     `task_step_us` (the master's work per further task a step involves: the slope over 1..K
-    tasks), `threads` per task (how many independent ops it runs at once), and `op_us` (the
-    executor's cost per op beyond a profile's op times: `CostModel.op_overhead_us`)."""
+    tasks), `threads` per task (how many independent ops it runs at once), `op_us` (the
+    executor's cost per op beyond a profile's op times: `CostModel.op_overhead_us`), and
+    `master_task_us` (the master's task's share of `base_us`, saved by a step that runs
+    nothing there: `base_us` + `task_step_us` less a step of one tiny op on the second task
+    alone)."""
 
     base_us: float
     task_step_us: float
     threads: Mapping[str, int]
     op_us: float = 0.0
+    master_task_us: float = 0.0
 
 
 def _step_over_tasks(target: str, tasks: list[str], k: int, runs: int) -> float:
@@ -255,25 +259,38 @@ def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 25
 
 
 def measure_servers(
-    sess: Any, tasks: Sequence[str], runs: int = 15, chains: int = 4
+    sess: Any, tasks: Sequence[str], runs: int = 15, chains: int = 4, rounds: int = 3
 ) -> ServerConstants:
     """Time `sess`'s servers: steps involving 1..K of `tasks` (the first should be the
     master's) give the base (the first alone) and the per-task step cost (the least-squares
-    slope); a chain of tiny ops on the master's task, untraced against its traced op times,
-    the executor's cost per op that profiles leave out; per task, `chains` independent chains
-    of matmuls against one, each less a step's fixed cost, how many ops it runs at once
-    (rounded, 1..`chains`)."""
+    slope), each the median of `rounds` interleaved rounds, and a step on the second task
+    alone the master's task's own share of the base; a chain of tiny ops on the
+    master's task, untraced against its traced op times, the executor's cost per op that
+    profiles leave out; per task, `chains` independent chains of matmuls against one, each
+    less a step's fixed cost, how many ops it runs at once (rounded, 1..`chains`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
     op_us = _op_overhead(target, names[0], runs)
     ks = list(range(1, len(names) + 1))
-    steps = [_step_over_tasks(target, names, k, runs) for k in ks]
+    # Interleaved rounds, then the median per k: one burst of load (or a fresh server's first
+    # steps) would otherwise make the slope, and every prediction across tasks, wrong.
+    # The last column: the second task alone (the master's task idle).
+    timed = [
+        [_step_over_tasks(target, names, k, runs) for k in ks]
+        + [_step_over_tasks(target, names[1:], 1, runs) if len(names) > 1 else 0.0]
+        for _ in range(rounds)
+    ]
+    steps = [float(np.median([r[i] for r in timed])) for i in range(len(ks) + 1)]
+    remote_alone = steps.pop()
     # steps[0]: the master's task alone; each further task adds the slope.
     slope = float(np.polyfit(ks, steps, 1)[0]) if len(ks) > 1 else 0.0
     slope = max(slope, 0.0)
+    own = min(max(steps[0] + slope - remote_alone, 0.0), steps[0]) if len(ks) > 1 else 0.0
     threads = {}
     for task in names:
         one = _parallel_chains(target, task, 1, runs) - steps[0]
         many = _parallel_chains(target, task, chains, runs) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
-    return ServerConstants(base_us=steps[0], task_step_us=slope, threads=threads, op_us=op_us)
+    return ServerConstants(
+        base_us=steps[0], task_step_us=slope, threads=threads, op_us=op_us, master_task_us=own
+    )

@@ -171,6 +171,7 @@ def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[s
             task_threads=dict(servers.threads),
             task_step_us=servers.task_step_us,
             step_us=servers.base_us,
+            master_task_us=servers.master_task_us,
             op_overhead_us=servers.op_us,
             master=master,
         )

@@ -13,9 +13,12 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   `ProblemDevice.channel` names) that sends one tensor at a time, in request order (a device
   with `ProblemDevice.dma` holds it for the link's alpha only, its bytes then arriving after
   the rest of the transfer time); otherwise transfers do not contend;
+- a transfer between two hosts (server tasks) waits for no channel (gRPC requests overlap): it
+  takes the link's alpha, then its bytes' share (`link_beta * xfer`) is work of the receiving
+  task (gRPC decoding on its cores), holding one of the destination device's slots, queued with
+  its ops, before the consumers there become ready;
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
-  other than the master's whose devices run an op, added to the makespan; transfers between
-  two hosts never wait for a channel (gRPC requests overlap);
+  other than the master's whose devices run an op, added to the makespan;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
   worst moment, the live output buffers (`Problem.out_bytes`) made there or received there.
 """
@@ -106,8 +109,8 @@ class _Machine:
 
         A `dma` sender holds the channel for the link's alpha only; the rest of `cost` follows.
         """
-        if not (self.serial and cost > 0) or self.host[src] != self.host[dest]:
-            return t + cost  # free copies and transfers between hosts never wait
+        if not (self.serial and cost > 0):
+            return t + cost  # free copies never wait
         ch = self.channel_of[src]
         hold = min(cost, self.alpha[src, dest]) if self.dma[src] else cost
         self.channel_free[ch] = max(t, self.channel_free[ch]) + hold
@@ -129,6 +132,12 @@ class _Run:
         self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
+        # Receives of transfers between hosts, as jobs n, n+1, ...: (op, dest, work).
+        self.receives: list[tuple[int, int, float]] = []
+
+    def duration(self, v: int) -> float:
+        """How long op v (or receive job v >= n) holds its device's slot."""
+        return float(self.comp[v]) if v < self.problem.n else self.receives[v - self.problem.n][2]
 
     def push(self, t: float, u: int, dest: int) -> None:
         """Schedule an event at t: u's output reaching dest, or (dest -1) u finishing."""
@@ -144,11 +153,24 @@ class _Run:
 
     def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device."""
+        n = self.problem.n
+        if u >= n:  # a receive job: its tensor is now on its device
+            op, dest, _ = self.receives[u - n]
+            self.machine.release(dest)
+            self.sends.append((op, dest, t))
+            self.arrive(t, op, dest)
+            return
         src = int(self.a[u])
         self.machine.release(src)
         for dest in self.by_dev[u]:
             if dest == src:
                 self.arrive(t, u, dest)
+                continue
+            if self.machine.host[src] != self.machine.host[dest]:
+                alpha = float(self.problem.link_alpha[src, dest])
+                work = self.problem.comm(u, src, dest) - alpha
+                self.receives.append((u, dest, work))
+                self.push(t + alpha, n + len(self.receives) - 1, dest)
                 continue
             end = self.machine.send(src, dest, t, self.problem.comm(u, src, dest))
             self.sends.append((u, dest, end))
@@ -163,7 +185,7 @@ class _Run:
         for dv in range(self.problem.d):
             if self.machine.can_start(dv):
                 head = self.machine.queues[dv][0]
-                key = (self.comp[head[2]] > 0, head)
+                key = (self.duration(head[2]) > 0, head)
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
         return best
@@ -172,10 +194,11 @@ class _Run:
         """Start every op that can start at t (instant ops complete at once)."""
         while (dv := self.next_device()) >= 0:
             v = self.machine.take(dv)
-            self.start[v] = t
-            self.finish[v] = t + self.comp[v]
-            if self.comp[v] > 0:
-                self.push(self.finish[v], v, -1)
+            end = t + self.duration(v)
+            if v < self.problem.n:
+                self.start[v], self.finish[v] = t, end
+            if end > t:
+                self.push(end, v, -1)
             else:
                 self.complete(t, v)
 
@@ -190,7 +213,10 @@ class _Run:
             t = self.events[0][0]
             while self.events and self.events[0][0] <= t:
                 _, _, u, b = heapq.heappop(self.events)
-                if b >= 0:
+                if b >= 0 and u >= self.problem.n:  # a receive's latency is over: queue it
+                    op = self.receives[u - self.problem.n][0]
+                    heapq.heappush(self.machine.queues[b], (t, self.topo_index[op], u))
+                elif b >= 0:
                     self.arrive(t, u, b)
                 else:
                     self.complete(t, u)

@@ -303,6 +303,7 @@ def problem_from_graph(
         host_step_cost=cost.task_step_us,
         step_cost=cost.step_us,
         master_host=cost.master,
+        master_host_cost=cost.master_task_us,
     )
     return problem, ops
 

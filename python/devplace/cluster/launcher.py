@@ -89,9 +89,10 @@ class LocalCluster:
 
     cpus: logical CPU devices per server (`/job:worker/task:1/device:CPU:1` needs 2).
     cores_per_task: pin each server to its own K cores (CPU affinity; ps tasks first, then
-        workers, in the order of this process's usable cores) and give its inter-op and
-        intra-op thread pools K threads each; more cores than this process may use in all is
-        refused (`CoresError`). None (default): no pinning, TF's own pool sizes.
+        workers, in the order of this process's usable cores), give its intra-op pool K threads
+        and its inter-op pool K + 1 (the spare one answers RPCs), and run its compute threads
+        below its RPC threads (`cores.yield_to_messages`); more cores than this process may use
+        in all is refused (`CoresError`). None (default): no pinning, TF's own pool sizes.
     isolate: None (a loopback-only namespace if possible, else warn once), True (required:
         fail if impossible), False (never; warns).
     spec_file: where to write the spec JSON (default: `cluster.json` in `workdir`).

@@ -3,8 +3,8 @@
 It starts `tf.compat.v1.train.Server` for one task of the spec, writes its PID to the ready
 file once the server listens, and serves until killed (SIGTERM) or, with `--exit-with-parent`,
 until the process that started it is gone, so no server outlives its launcher. With `--cores`
-it pins itself to those cores before TensorFlow starts a thread, and sizes TF's thread pools
-to match.
+it pins itself to those cores before TensorFlow starts a thread, sizes TF's thread pools to
+match, and runs its compute threads below its RPC threads (`cores.yield_to_messages`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def start_server(
     """Start the TF server for `/job:<job>/task:<task>` of `spec` (any form `as_spec` takes).
 
     cpus: logical CPU devices. cores: the cores this process is pinned to (`cores.pin`);
-    given, the inter-op and intra-op thread pools get one thread per core.
+    given, the intra-op pool gets one thread per core and the inter-op pool one more: the gRPC
+    worker service runs its handlers (RecvTensor, RunGraph) there, and with only one thread per
+    core they wait until a whole chain of ops has run.
     """
     from devplace._tf import tf
     from devplace.cluster.spec import address, as_spec
@@ -36,7 +38,7 @@ def start_server(
     address(cluster, job, task)  # a clear ClusterSpecError for an unknown job or task
     config = tf.ConfigProto(device_count={"CPU": int(cpus)})
     if cores:
-        config.inter_op_parallelism_threads = len(cores)
+        config.inter_op_parallelism_threads = len(cores) + 1
         config.intra_op_parallelism_threads = len(cores)
     return tf.train.Server(cluster, job_name=job, task_index=int(task), config=config, start=True)
 
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.exit_with_parent:
         procs.exit_with_parent()
     server = start_server(args.spec, args.job, args.task, args.cpus, pinned)
+    if pinned:
+        core_sets.yield_to_messages()
     print(f"devplace: serving /job:{args.job}/task:{args.task} ({os.getpid()})", flush=True)
     if args.ready_file:
         atomic.write_text(args.ready_file, f"{os.getpid()}\n")
