@@ -123,7 +123,9 @@ def test_compare_numbers_equal_the_traces(traces, tmp_path):
         assert (summary.transfer_count, summary.transfer_bytes) == raw_transfers(path)
         assert summary.devices == tuple(f"/device:{d}" for d in raw_devices(path))
         assert set(summary.busy_us) == set(summary.devices)
-        assert all(0 < b <= summary.makespan_us for b in summary.busy_us.values())
+        # TF times ops in whole µs: a device that ran only tiny ops may be busy 0 µs
+        assert all(0 <= b <= summary.makespan_us for b in summary.busy_us.values())
+        assert max(summary.busy_us.values()) > 0
     table = comparison.table()
     assert table.splitlines()[0].split() == ["colocated", "default"]
     count_row = next(r for r in table.splitlines() if r.startswith("cross-device transfers"))
