@@ -29,7 +29,7 @@ from typing import Any
 
 import devplace as dp
 from devplace.autoplacer import CostModel, autoplace, place, profile_devices, simulate
-from devplace.autoplacer.api import measure_placement
+from devplace.autoplacer.api import measure_in_rounds, measure_placement
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.tf_graph import problem_from_graph
 from devplace.demo import SEED_CPU, SEED_GPU
@@ -127,15 +127,13 @@ def one_graph(
             )
             label = f"autoplace{' verify=2' if verify else ''} ({p.strategy})"
             chosen[label] = [devices.index(p.devices[n]) for n in names]
-        # Rounds interleave the placements, so a burst of load hits them all alike; labels
-        # with one assignment (autoplace choosing a single task) share its measurement.
-        distinct = {tuple(a): a for a in chosen.values()}
-        timed: dict[tuple[int, ...], list[float]] = {key: [] for key in distinct}
-        for _ in range(rounds):
-            for key, a in distinct.items():
-                placed = {n: problem.devices[d].name for n, d in zip(names, a, strict=True)}
-                timed[key].append(measure_placement(sess, fetch, placed, feed, runs))
-        times = {label: timed[tuple(a)] for label, a in chosen.items()}
+
+        def measure(a: list[int]) -> float:
+            placed = {n: problem.devices[d].name for n, d in zip(names, a, strict=True)}
+            return measure_placement(sess, fetch, placed, feed, runs)
+
+        # Labels with one assignment (autoplace choosing a single task) share its times.
+        times = measure_in_rounds(chosen, measure, rounds)
         rows = [
             {
                 "placement": label,

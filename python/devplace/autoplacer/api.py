@@ -22,7 +22,7 @@ from devplace.autoplacer.strategies import choose
 #: Rounds in which `autoplace(verify=N)` measures every candidate, interleaved.
 VERIFY_ROUNDS = 3
 
-__all__ = ["AutoPlacement", "autoplace", "measure_placement", "step_time_us"]
+__all__ = ["AutoPlacement", "autoplace", "measure_in_rounds", "measure_placement", "step_time_us"]
 
 
 @dataclass
@@ -182,6 +182,22 @@ def measure_placement(
             op._set_device(dev)
 
 
+def measure_in_rounds(
+    placements: Mapping[str, Sequence[int]],
+    measure: Callable[[Sequence[int]], float],
+    rounds: int,
+) -> dict[str, list[float]]:
+    """Each labelled placement's `measure` over `rounds` interleaved rounds, so a burst of
+    load hits them all alike; labels with one assignment are measured once per round and share
+    the times."""
+    distinct = {tuple(map(int, a)): a for a in placements.values()}
+    timed: dict[tuple[int, ...], list[float]] = {key: [] for key in distinct}
+    for _ in range(rounds):
+        for key, a in distinct.items():
+            timed[key].append(measure(a))
+    return {label: timed[tuple(map(int, a))] for label, a in placements.items()}
+
+
 def _measurer(
     session: Any, fetches: Any, feed: Any, ops: Sequence[Any], runs: int
 ) -> Callable[[list[str]], float]:
@@ -226,15 +242,12 @@ def _verified(
     measure: Callable[[list[str]], float],
 ) -> tuple[str, dict[str, float], dict[str, float]]:
     """The fastest measured candidate's label, and every candidate's measured (the median of
-    `VERIFY_ROUNDS` interleaved rounds, so a burst of load hits all alike) and predicted step
-    time. Candidates with one assignment are measured once."""
+    `VERIFY_ROUNDS` rounds, `measure_in_rounds`) and predicted step time."""
     predicted = {key: simulate(problem, a).makespan for key, a in candidates.items()}
-    distinct = {tuple(a.tolist()): a for a in candidates.values()}
-    times: dict[tuple[int, ...], list[float]] = {k: [] for k in distinct}
-    for _ in range(VERIFY_ROUNDS):
-        for k, a in distinct.items():
-            times[k].append(measure([problem.devices[j].name for j in a]))
-    measured = {key: statistics.median(times[tuple(a.tolist())]) for key, a in candidates.items()}
+    times = measure_in_rounds(
+        candidates, lambda a: measure([problem.devices[j].name for j in a]), VERIFY_ROUNDS
+    )
+    measured = {key: statistics.median(t) for key, t in times.items()}
     return min(measured, key=measured.__getitem__), measured, predicted
 
 

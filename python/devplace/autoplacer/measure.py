@@ -208,14 +208,14 @@ class ServerConstants:
     master_task_us: float = 0.0
 
 
-def _step_over_tasks(target: str, tasks: list[str], k: int, runs: int) -> float:
-    """Step time of one tiny op on each of the first `k` tasks, fetched as one group."""
+def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
+    """Step time of one tiny op on each of `tasks`, fetched as one group."""
     from devplace._tf import tf
 
     graph = tf.Graph()
     with graph.as_default():
         ops = []
-        for task in tasks[:k]:
+        for task in tasks:
             with tf.device(f"{task}/device:CPU:0"):
                 ops.append(tf.identity(tf.fill([1], 1.0)).op)
         fetch = tf.group(*ops)
@@ -272,25 +272,25 @@ def measure_servers(
     names = list(dict.fromkeys(_task(t) for t in tasks))
     op_us = _op_overhead(target, names[0], runs)
     ks = list(range(1, len(names) + 1))
-    # Interleaved rounds, then the median per k: one burst of load (or a fresh server's first
-    # steps) would otherwise make the slope, and every prediction across tasks, wrong.
-    # The last column: the second task alone (the master's task idle).
-    timed = [
-        [_step_over_tasks(target, names, k, runs) for k in ks]
-        + [_step_over_tasks(target, names[1:], 1, runs) if len(names) > 1 else 0.0]
-        for _ in range(rounds)
-    ]
-    steps = [float(np.median([r[i] for r in timed])) for i in range(len(ks) + 1)]
-    remote_alone = steps.pop()
+    # The first 1..K tasks, then the second alone (the master's task idle), in interleaved
+    # rounds, the median of each: one burst of load (or a fresh server's first steps) would
+    # otherwise make the slope, and every prediction across tasks, wrong.
+    probes = [names[:k] for k in ks] + [names[1:2]] * (len(names) > 1)
+    timed = [[_step_over_tasks(target, p, runs) for p in probes] for _ in range(rounds)]
+    medians = np.median(timed, axis=0)
+    steps = medians[: len(ks)]
     # steps[0]: the master's task alone; each further task adds the slope.
-    slope = float(np.polyfit(ks, steps, 1)[0]) if len(ks) > 1 else 0.0
-    slope = max(slope, 0.0)
-    own = min(max(steps[0] + slope - remote_alone, 0.0), steps[0]) if len(ks) > 1 else 0.0
+    slope = max(float(np.polyfit(ks, steps, 1)[0]), 0.0) if len(ks) > 1 else 0.0
+    own = min(max(steps[0] + slope - medians[-1], 0.0), steps[0]) if len(ks) > 1 else 0.0
     threads = {}
     for task in names:
         one = _parallel_chains(target, task, 1, runs) - steps[0]
         many = _parallel_chains(target, task, chains, runs) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
     return ServerConstants(
-        base_us=steps[0], task_step_us=slope, threads=threads, op_us=op_us, master_task_us=own
+        base_us=float(steps[0]),
+        task_step_us=slope,
+        threads=threads,
+        op_us=op_us,
+        master_task_us=float(own),
     )

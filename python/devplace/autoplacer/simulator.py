@@ -132,12 +132,10 @@ class _Run:
         self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
-        # Receives of transfers between hosts, as jobs n, n+1, ...: (op, dest, work).
-        self.receives: list[tuple[int, int, float]] = []
-
-    def duration(self, v: int) -> float:
-        """How long op v (or receive job v >= n) holds its device's slot."""
-        return float(self.comp[v]) if v < self.problem.n else self.receives[v - self.problem.n][2]
+        # Receives of transfers between hosts, as jobs n, n+1, ...: (op, dest); `work[v]` is
+        # how long op or receive v holds its device's slot.
+        self.receives: list[tuple[int, int]] = []
+        self.work: list[float] = self.comp.tolist()
 
     def push(self, t: float, u: int, dest: int) -> None:
         """Schedule an event at t: u's output reaching dest, or (dest -1) u finishing."""
@@ -155,7 +153,7 @@ class _Run:
         """u finished at t: free its slot and send its output to every consuming device."""
         n = self.problem.n
         if u >= n:  # a receive job: its tensor is now on its device
-            op, dest, _ = self.receives[u - n]
+            op, dest = self.receives[u - n]
             self.machine.release(dest)
             self.sends.append((op, dest, t))
             self.arrive(t, op, dest)
@@ -168,8 +166,8 @@ class _Run:
                 continue
             if self.machine.host[src] != self.machine.host[dest]:
                 alpha = float(self.problem.link_alpha[src, dest])
-                work = self.problem.comm(u, src, dest) - alpha
-                self.receives.append((u, dest, work))
+                self.receives.append((u, dest))
+                self.work.append(self.problem.comm(u, src, dest) - alpha)
                 self.push(t + alpha, n + len(self.receives) - 1, dest)
                 continue
             end = self.machine.send(src, dest, t, self.problem.comm(u, src, dest))
@@ -185,7 +183,7 @@ class _Run:
         for dv in range(self.problem.d):
             if self.machine.can_start(dv):
                 head = self.machine.queues[dv][0]
-                key = (self.duration(head[2]) > 0, head)
+                key = (self.work[head[2]] > 0, head)
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
         return best
@@ -194,7 +192,7 @@ class _Run:
         """Start every op that can start at t (instant ops complete at once)."""
         while (dv := self.next_device()) >= 0:
             v = self.machine.take(dv)
-            end = t + self.duration(v)
+            end = t + self.work[v]
             if v < self.problem.n:
                 self.start[v], self.finish[v] = t, end
             if end > t:

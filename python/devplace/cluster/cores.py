@@ -141,19 +141,16 @@ def pin(cores: Sequence[int]) -> None:
 COMPUTE_NICENESS = 19
 
 
-def yield_to_messages(niceness: int = COMPUTE_NICENESS) -> int:
-    """Lower this process's TF compute threads (`tf_Compute`) to `niceness`; returns how many.
+def yield_to_messages(niceness: int = COMPUTE_NICENESS) -> None:
+    """Lower this process's TF compute threads (`tf_Compute`) to `niceness`.
 
     On a pinned core busy with ops, the gRPC threads that answer another task's RecvTensor wait
     a whole scheduler slice per wake-up, which measured 4-5 ms per transfer on a one-core task
     (two towers on two tasks ran slower than on one). Behind the compute threads they run at once.
     """
-    lowered = 0
     for thread in Path("/proc/self/task").iterdir():
         try:
             if (thread / "comm").read_text().strip() == "tf_Compute":
                 os.setpriority(os.PRIO_PROCESS, int(thread.name), niceness)
-                lowered += 1
         except (FileNotFoundError, ProcessLookupError):
             pass  # a thread that ended meanwhile
-    return lowered
