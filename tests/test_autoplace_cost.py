@@ -23,6 +23,7 @@ from devplace.autoplacer import (
     profile_devices,
     simulate,
 )
+from devplace.autoplacer.api import VERIFY_ROUNDS, faster_every_round
 from devplace.autoplacer.tf_graph import effective_assignment, problem_from_graph
 
 tf = dp.tf
@@ -205,8 +206,14 @@ def test_verify_measures_the_candidates_and_returns_the_fastest():
         placed = autoplace(y, ["/cpu:0", "/cpu:1"], session=sess, feed=feed, verify=2, runs=5)
     singles = {"single:/device:CPU:0", "single:/device:CPU:1"}
     assert singles < set(placed.measured) == set(placed.predicted)  # and the model's candidates
-    assert all(t > 0 for t in placed.measured.values())
-    assert placed.strategy == min(placed.measured, key=placed.measured.__getitem__)
+    assert set(placed.measured_rounds) == set(placed.measured)
+    assert all(len(t) == VERIFY_ROUNDS and min(t) > 0 for t in placed.measured_rounds.values())
+    # the predicted-best single device, unless a candidate beat it in every round
+    incumbent = "single:" + min(placed.single_device, key=placed.single_device.__getitem__)
+    assert placed.strategy == faster_every_round(placed.measured_rounds, incumbent)
+    assert placed.notes[-1].startswith(
+        f"verify: kept {incumbent}" if placed.strategy == incumbent else "verify: chose"
+    )
     if placed.strategy.startswith("single:"):
         assert set(placed.devices.values()) == {placed.strategy.removeprefix("single:")}
     assert [op.device for op in graph.get_operations()] == before

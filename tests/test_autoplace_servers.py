@@ -12,6 +12,7 @@ import devplace as dp
 from devplace.autoplacer import (
     AutoPlacementError,
     CostModel,
+    DeviceProfiles,
     Link,
     Problem,
     ProblemDevice,
@@ -70,6 +71,20 @@ def test_tasks_of_equal_cores_share_one_profile_and_say_so(session):
     assert sorted(unequal.profiles) == DEVICES and unequal.shared == {}
 
 
+def test_each_profile_is_calibrated_against_its_measured_untraced_step(session):
+    sess, feed, y = session
+    profiles = profile_devices(sess, y, DEVICES, feed, repeat=2, cores={T0: 1, T1: 1})
+    assert list(profiles.steps) == [DEVICES[0]]  # task 1 shares task 0's profile and step
+    step = profiles.steps[DEVICES[0]]
+    assert step > sum(e["us"] for e in profiles.profiles[DEVICES[0]].values()) * 0.1
+    cost = CostModel.from_profiles(profiles, master=T0)
+    problem, _ = problem_from_graph(y, DEVICES, cost, graph=sess.graph, respect_pins=False)
+    assert set(problem.op_offsets) == set(DEVICES)
+    assert problem.op_offsets[DEVICES[0]] == problem.op_offsets[DEVICES[1]]
+    # everything on the profiled task is predicted to take what its untraced step took
+    assert simulate(problem, [0] * problem.n).makespan == pytest.approx(step, abs=0.05)
+
+
 def test_autoplace_with_a_session_profiles_its_tasks_once_and_caches(session):
     sess, feed, y = session
     first = autoplace({"y": y}, DEVICES, session=sess, feed=feed, strategy="heft")
@@ -89,7 +104,8 @@ def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):
     assert link.name == f"{T0}<->{T1}" and link.alpha >= 0 and link.beta >= 0
     assert link.alpha + link.beta * 65536 > 0
     assert same_host(sess, T0, T1) and master_task(sess) == T0
-    profiles = profile_devices(sess, y, DEVICES, feed, repeat=2)
+    measured = profile_devices(sess, y, DEVICES, feed, repeat=2)
+    profiles = DeviceProfiles(measured.profiles)  # uncalibrated: the crossing alone differs
     cost = CostModel.from_profiles(profiles, task_links={task_pair(T0, T1): link}, master=T0)
     alpha, beta = cost.links(DEVICES)
     assert alpha[0, 1] == alpha[1, 0] == link.alpha and beta[0, 1] == link.beta
@@ -103,7 +119,7 @@ def test_measure_servers_gives_each_task_its_threads(session):
     constants = measure_servers(sess, [T0, T1], runs=3, chains=2)
     assert set(constants.threads) == {T0, T1}
     assert all(1 <= n <= 2 for n in constants.threads.values())
-    assert constants.task_step_us >= 0 and constants.base_us > 0 and constants.op_us >= 0
+    assert constants.task_step_us >= 0 and constants.base_us > 0
     # the master's own task's share of a step: at most the whole step of one tiny op there
     assert 0 <= constants.master_task_us <= constants.base_us
 
@@ -171,7 +187,7 @@ def test_transfers_between_tasks_do_not_queue_on_a_channel():
             names=["a", "b", "c"],
             devices=[
                 ProblemDevice("d0", "cpu", slots=2, host=hosts[0]),
-                ProblemDevice("d1", "cpu", host=hosts[1]),
+                ProblemDevice("d1", "cpu", slots=2, host=hosts[1]),
             ],
             compute=np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]),
             edges=[(0, 2), (1, 2)],
@@ -182,25 +198,33 @@ def test_transfers_between_tasks_do_not_queue_on_a_channel():
         )
 
     assert simulate(problem([None, None]), [0, 0, 1]).makespan == 21  # one channel, in turn
-    assert simulate(problem([T0, T1]), [0, 0, 1]).makespan == 11  # two gRPC requests at once
+    # two gRPC requests at once: each end's half (5) on the two slots there, 1-6 and 6-11
+    assert simulate(problem([T0, T1]), [0, 0, 1]).makespan == 11
 
 
-def test_the_bytes_of_a_transfer_between_tasks_are_work_of_the_receiving_task():
-    """After the link's alpha, decoding a tensor holds a slot of the receiving task: it waits
-    for the op running there, and the op queued behind it waits for it."""
+def test_a_transfer_between_tasks_is_work_of_both_ends():
+    """Half of a transfer's link time holds a slot of the sending task, then the other half a
+    slot of the receiving one, each queued with the ops there (measured: each end of a gRPC
+    transfer pays about half its time in CPU)."""
     problem = Problem(
-        names=["send", "busy", "use", "later"],
+        names=["send", "busy0", "busy1", "use", "later"],
         devices=[ProblemDevice("d0", "cpu", host=T0), ProblemDevice("d1", "cpu", host=T1)],
-        compute=np.array([[1.0, 1.0], [6.0, 6.0], [1.0, 1.0], [2.0, 2.0]]),
-        edges=[(0, 2)],
-        xfer=np.array([100.0, 0.0, 0.0, 0.0]),
+        compute=np.array([[1.0, 1.0], [3.0, 3.0], [6.0, 6.0], [1.0, 1.0], [2.0, 2.0]]),
+        edges=[(0, 3)],
+        xfer=np.array([100.0, 0.0, 0.0, 0.0, 0.0]),
         link_alpha=np.array([[0.0, 2.0], [2.0, 0.0]]),
-        link_beta=np.array([[0.0, 0.04], [0.04, 0.0]]),
-        memory=np.zeros(4),
+        link_beta=np.array([[0.0, 0.04], [0.04, 0.0]]),  # "send" to d1: 2 + 4 = 6
+        memory=np.zeros(5),
     )
-    s = simulate(problem, [0, 1, 1, 1])
-    # "send" ends at 1 and its tensor is on the wire until 3, while d1 runs "busy" (0-6);
-    # then "later" (ready since 0) before the receive (queued at 3, 4 units of work)
-    assert s.start[3] == 6 and s.finish[3] == 8
-    assert s.start[2] == 12 and s.makespan == 13  # receive 8-12, then "use"
+    a = [0, 0, 1, 1, 1]
+    s = simulate(problem, a)
+    # d0: send 0-1, busy0 1-4 (ready since 0), the sender's half 4-7;
+    # d1: busy1 0-6, later 6-8, the receiver's half 8-11, use 11-12
+    assert s.start[1] == 1 and s.start[4] == 6 and s.start[3] == 11 and s.makespan == 12
     assert s.transfers == 1 and s.transfer_time == pytest.approx(6.0)
+    # all on the receiver: its half (6) queued at 1, after later: 8-14, use 14-15
+    assert simulate(replace(problem, host_send_share=0.0), a).makespan == 15
+    # all on the sender: 4-10 after busy0; use 10-11 on d1, idle since later ended at 8
+    assert simulate(replace(problem, host_send_share=1.0), a).makespan == 11
+    with pytest.raises(AutoPlacementError, match=r"host_send_share.*\[0, 1\]"):
+        replace(problem, host_send_share=1.5)

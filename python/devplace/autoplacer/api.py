@@ -19,10 +19,18 @@ from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 
-#: Rounds in which `autoplace(verify=N)` measures every candidate, interleaved.
-VERIFY_ROUNDS = 3
+#: Rounds in which `autoplace(verify=N)` measures every candidate, interleaved: a candidate
+#: replaces the predicted-best single device only when faster in every one of them.
+VERIFY_ROUNDS = 5
 
-__all__ = ["AutoPlacement", "autoplace", "measure_in_rounds", "measure_placement", "step_time_us"]
+__all__ = [
+    "AutoPlacement",
+    "autoplace",
+    "faster_every_round",
+    "measure_in_rounds",
+    "measure_placement",
+    "step_time_us",
+]
 
 
 @dataclass
@@ -32,10 +40,11 @@ class AutoPlacement:
     `single_device`: predicted step time of everything on each device (ops it cannot run
     falling back as TF's soft placement does). `measured`: with `verify`, the median measured
     step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
-    "single:<device>"), and `predicted` their predicted times. `strategy` names what made the
-    result (the placer `auto` chose, "single:<device>", or with `verify` the fastest
-    measured); `asked` the strategy asked for; `notes` what `autoplace` did on its own (e.g.
-    profiling the devices).
+    "single:<device>"), `measured_rounds` its time in each interleaved round, and `predicted`
+    their predicted times. `strategy` names what made the result (the placer `auto` chose,
+    "single:<device>", or with `verify` the one `faster_every_round` picked); `asked` the
+    strategy asked for; `notes` what `autoplace` did on its own (e.g. profiling the devices,
+    what verify chose and why).
     """
 
     devices: dict[str, str]
@@ -46,6 +55,7 @@ class AutoPlacement:
     seconds: float
     single_device: dict[str, float] = field(default_factory=dict)
     measured: dict[str, float] = field(default_factory=dict)
+    measured_rounds: dict[str, list[float]] = field(default_factory=dict)
     predicted: dict[str, float] = field(default_factory=dict)
     asked: str = "auto"
     notes: list[str] = field(default_factory=list)
@@ -224,31 +234,63 @@ def _check_verify(verify: object, runs: object, session: Any) -> None:
         )
 
 
+def _best_single(problem: Problem, singles: dict[str, np.ndarray]) -> str | None:
+    """The label of the single-device placement predicted fastest among those that fit."""
+    fits = [(s.makespan, k) for k, a in singles.items() if (s := simulate(problem, a)).feasible]
+    return min(fits, default=(0.0, None))[1]
+
+
 def _not_slower_than_one_device(
     problem: Problem, assignment: np.ndarray, label: str, singles: dict[str, np.ndarray]
 ) -> tuple[np.ndarray, str]:
     """`assignment`, or the best single-device placement that fits when predicted faster."""
-    makespan = simulate(problem, assignment).makespan
-    fits = [(s.makespan, k) for k, a in singles.items() if (s := simulate(problem, a)).feasible]
-    best = min(fits, default=None)
-    if best is not None and best[0] < makespan:
-        return singles[best[1]], best[1]
+    best = _best_single(problem, singles)
+    if (
+        best is not None
+        and simulate(problem, singles[best]).makespan < simulate(problem, assignment).makespan
+    ):
+        return singles[best], best
     return assignment, label
+
+
+def faster_every_round(rounds: Mapping[str, Sequence[float]], incumbent: str) -> str:
+    """The label to trust: among the candidates faster than `incumbent` in every round (rounds
+    measured interleaved, so a burst of load hits each round's candidates alike), the one of
+    least median; `incumbent` when none is. A lucky median alone never displaces it."""
+    base = rounds[incumbent]
+    beat = [
+        k
+        for k, times in rounds.items()
+        if k != incumbent and all(t < b for t, b in zip(times, base, strict=True))
+    ]
+    return min(beat, key=lambda k: (statistics.median(rounds[k]), k), default=incumbent)
 
 
 def _verified(
     problem: Problem,
+    ops: Sequence[Any],
     candidates: dict[str, np.ndarray],
+    singles: dict[str, np.ndarray],
     measure: Callable[[list[str]], float],
-) -> tuple[str, dict[str, float], dict[str, float]]:
-    """The fastest measured candidate's label, and every candidate's measured (the median of
-    `VERIFY_ROUNDS` rounds, `measure_in_rounds`) and predicted step time."""
-    predicted = {key: simulate(problem, a).makespan for key, a in candidates.items()}
-    times = measure_in_rounds(
+) -> AutoPlacement:
+    """The candidate `faster_every_round` picks over the predicted-best single device in
+    `VERIFY_ROUNDS` interleaved rounds (`measure_in_rounds`), with every candidate's measured
+    rounds and median, predicted time, and a note saying why it was picked."""
+    incumbent = _best_single(problem, singles) or next(iter(candidates))
+    rounds = measure_in_rounds(
         candidates, lambda a: measure([problem.devices[j].name for j in a]), VERIFY_ROUNDS
     )
-    measured = {key: statistics.median(t) for key, t in times.items()}
-    return min(measured, key=measured.__getitem__), measured, predicted
+    label = faster_every_round(rounds, incumbent)
+    result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked="auto")
+    result.measured_rounds = rounds
+    result.measured = {k: statistics.median(t) for k, t in rounds.items()}
+    result.predicted = {k: simulate(problem, a).makespan for k, a in candidates.items()}
+    result.notes = [
+        f"verify: chose {label} (faster than {incumbent} in each of {VERIFY_ROUNDS} rounds)"
+        if label != incumbent
+        else f"verify: kept {label} (no candidate was faster in each of {VERIFY_ROUNDS} rounds)"
+    ]
+    return result
 
 
 def autoplace(
@@ -279,7 +321,9 @@ def autoplace(
     result is never one predicted slower than the best of them that fits in memory. With
     `session` and `verify=N`, the `N` best candidates (the strategy's and other placers')
     and every single-device placement are measured (`runs` steps each, `feed` fed, in fresh
-    sessions of that session's graph and config) and the fastest measured is returned.
+    sessions of that session's graph and config, in `VERIFY_ROUNDS` interleaved rounds), and
+    the predicted-best single-device placement is returned unless a candidate was faster in
+    every round (`faster_every_round`; the fastest such).
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
@@ -300,10 +344,9 @@ def autoplace(
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
-        label, measured, predicted = _verified(
-            problem, candidates, _measurer(session, fetches, feed, ops, runs)
+        result = _verified(
+            problem, ops, candidates, singles, _measurer(session, fetches, feed, ops, runs)
         )
-        result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked=strategy)
-        result.measured, result.predicted = measured, predicted
-    result.notes, result.seconds = notes, time.perf_counter() - t0
+        result.asked = strategy
+    result.notes, result.seconds = notes + result.notes, time.perf_counter() - t0
     return result

@@ -177,12 +177,16 @@ class DeviceProfiles:
     median ratio (this kind / that kind) of the ops of the same type measured on both, else of
     all ops measured on both; with no profile naming the op, None (the caller's static
     estimate).
+
+    `steps`: per profiled device, the untraced step time (µs) of the graph run whole there,
+    which `autoplacer.calibration` matches with a per-op offset.
     """
 
     def __init__(
         self,
         profiles: Mapping[str, Mapping[str, Mapping[str, Any]]],
         shared: Mapping[str, str] | None = None,
+        steps: Mapping[str, float] | None = None,
     ):
         from devplace.devices import canonical_device
 
@@ -199,12 +203,21 @@ class DeviceProfiles:
         self.profiles = {canonical_device(dev): dict(ops) for dev, ops in profiles.items()}
         #: device -> the profiled device whose profile it uses (same kind and cores)
         self.shared = {canonical_device(k): canonical_device(v) for k, v in (shared or {}).items()}
-        unknown = sorted(set(self.shared.values()) - set(self.profiles))
-        if unknown:
-            raise AutoPlacementError(
-                f"DeviceProfiles: shared names devices without a profile: {unknown}; "
-                f"hint: one of {sorted(self.profiles)}"
-            )
+        #: profiled device -> its measured untraced step time (µs), the whole graph there
+        self.steps = {canonical_device(k): v for k, v in (steps or {}).items()}
+        for key, names in (("shared", set(self.shared.values())), ("steps", set(self.steps))):
+            unknown = sorted(names - set(self.profiles))
+            if unknown:
+                raise AutoPlacementError(
+                    f"DeviceProfiles: {key} names devices without a profile: {unknown}; "
+                    f"hint: one of {sorted(self.profiles)}"
+                )
+        for dev, us in self.steps.items():
+            if isinstance(us, bool) or not isinstance(us, (int, float)) or not us > 0:
+                raise AutoPlacementError(
+                    f"DeviceProfiles: the step time of {dev!r} must be a number of µs > 0, "
+                    f"got {us!r}"
+                )
         self._by_type: dict[str, str] = {}
         for dev in self.profiles:
             self._by_type.setdefault(_device_type(dev), dev)
@@ -232,13 +245,13 @@ class DeviceProfiles:
                 f"{str(path)!r} has no 'profiles' object; hint: save it with "
                 "DeviceProfiles.save, or name the model of a measurements file"
             )
-        return cls(data["profiles"], data.get("shared"))
+        return cls(data["profiles"], data.get("shared"), data.get("steps"))
 
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write the profiles as JSON (atomically); returns the path."""
         from devplace.atomic import write_text
 
-        data = {"profiles": self.profiles, "shared": self.shared}
+        data = {"profiles": self.profiles, "shared": self.shared, "steps": self.steps}
         write_text(path, json.dumps(data, indent=1) + "\n")
         return os.fspath(path)
 
@@ -349,7 +362,9 @@ class CostModel:
     `master_task_us` (the master's task's own share of `step_us`) when no op runs there.
     `master`: the task the client talks to; a fed placeholder on another task waits for its
     tensor to cross from the master's task, a fetched op on another task sends its output
-    there (both over `task_links`).
+    there (both over `task_links`). `task_send_share`: the part of a transfer between tasks
+    that is work of the sending task's cores, the rest the receiving task's (measured: each
+    end of a gRPC transfer pays about half of it in CPU; see docs/autoplace.md).
     """
 
     link: Link = PCIE
@@ -371,6 +386,7 @@ class CostModel:
     step_us: float = 0.0
     master_task_us: float = 0.0
     master: str | None = None
+    task_send_share: float = 0.5
 
     @classmethod
     def pcie(cls, **kw: object) -> CostModel:

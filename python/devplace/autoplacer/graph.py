@@ -65,7 +65,10 @@ class Problem:
     costs once per other host (`ProblemDevice.host`) whose devices run an op (the master's
     work per remote task it involves); `master_host` the master's host. Both are added to the
     simulated step time, less `master_host_cost` (the master's own task's share of
-    `step_cost`) when no op runs on the master's host.
+    `step_cost`) when no op runs on the master's host. `op_offsets`: per device name, the
+    per-op cost (µs) calibration added to its profiled times (`autoplacer.calibration`).
+    `host_send_share`: the part of a transfer between hosts that is work of the sending
+    device (the rest is the receiving device's; see `autoplacer.simulator`).
     """
 
     names: list[str]
@@ -86,6 +89,8 @@ class Problem:
     step_cost: float = 0.0
     master_host: str | None = None
     master_host_cost: float = 0.0
+    op_offsets: dict[str, float] = field(default_factory=dict)
+    host_send_share: float = 0.5
 
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
@@ -112,6 +117,11 @@ class Problem:
             np.zeros(n, dtype=bool) if self.is_param is None else np.asarray(self.is_param, bool)
         )
         self._check_shapes(n, d)
+        if not 0.0 <= self.host_send_share <= 1.0:
+            raise AutoPlacementError(
+                f"host_send_share of problem {self.name!r} must be in [0, 1], got "
+                f"{self.host_send_share!r}"
+            )
         self.edges = sorted(set((int(u), int(v)) for u, v in self.edges))
         self.preds: list[list[int]] = [[] for _ in range(n)]
         self.succs: list[list[int]] = [[] for _ in range(n)]

@@ -195,8 +195,7 @@ def master_task(sess: Any) -> str | None:
 class ServerConstants:
     """Measured server constants: `base_us` (a step of one tiny op on the master's task),
     `task_step_us` (the master's work per further task a step involves: the slope over 1..K
-    tasks), `threads` per task (how many independent ops it runs at once), `op_us` (the
-    executor's cost per op beyond a profile's op times: `CostModel.op_overhead_us`), and
+    tasks), `threads` per task (how many independent ops it runs at once), and
     `master_task_us` (the master's task's share of `base_us`, saved by a step that runs
     nothing there: `base_us` + `task_step_us` less a step of one tiny op on the second task
     alone)."""
@@ -204,7 +203,6 @@ class ServerConstants:
     base_us: float
     task_step_us: float
     threads: Mapping[str, int]
-    op_us: float = 0.0
     master_task_us: float = 0.0
 
 
@@ -220,26 +218,6 @@ def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
                 ops.append(tf.identity(tf.fill([1], 1.0)).op)
         fetch = tf.group(*ops)
     return _median_step(target, graph, fetch, runs)
-
-
-def _op_overhead(target: str, task: str, runs: int, ops: int = 100) -> float:
-    """Executor cost per op on `task` beyond its traced duration: a chain of tiny adds timed
-    untraced, less the sum of its traced op times and a step of one op, over the ops."""
-    import devplace as dp
-    from devplace._tf import tf
-    from devplace.autoplacer.api import step_time_us
-
-    graph = tf.Graph()
-    with graph.as_default(), tf.device(f"{task}/device:CPU:0"):
-        h = first = tf.fill([1], 1.0)
-        for _ in range(ops):
-            h = h + 1.0
-    with dp.Session(target=target, graph=graph, optimize=False) as sess:
-        chain = step_time_us(sess, h, None, runs)
-        alone = step_time_us(sess, first, None, runs)
-        prof = dp.run_profile(sess, h, repeat=3, progress=False)
-    traced = sum(s.duration_us for s in prof.op_stats.values())
-    return max(0.0, (chain - alone - traced) / ops)
 
 
 def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 256) -> float:
@@ -263,21 +241,21 @@ def measure_servers(
 ) -> ServerConstants:
     """Time `sess`'s servers: steps involving 1..K of `tasks` (the first should be the
     master's) give the base (the first alone) and the per-task step cost (the least-squares
-    slope), each the median of `rounds` interleaved rounds, and a step on the second task
-    alone the master's task's own share of the base; a chain of tiny ops on the
-    master's task, untraced against its traced op times, the executor's cost per op that
-    profiles leave out; per task, `chains` independent chains of matmuls against one, each
-    less a step's fixed cost, how many ops it runs at once (rounded, 1..`chains`)."""
+    slope), each the median of `rounds` interleaved rounds after one round discarded (a
+    fresh server's first steps are slow), and a step on the second task alone the master's
+    task's own share of the base; per task, `chains` independent chains of matmuls against
+    one, each less a step's fixed cost, how many ops it runs at once (rounded,
+    1..`chains`). The executor's cost per op is not measured here: each profile is
+    calibrated against its own untraced step (`autoplacer.calibration`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
-    op_us = _op_overhead(target, names[0], runs)
     ks = list(range(1, len(names) + 1))
     # The first 1..K tasks, then the second alone (the master's task idle), in interleaved
-    # rounds, the median of each: one burst of load (or a fresh server's first steps) would
-    # otherwise make the slope, and every prediction across tasks, wrong.
+    # rounds, the median of each: one burst of load would otherwise make the slope, and
+    # every prediction across tasks, wrong.
     probes = [names[:k] for k in ks] + [names[1:2]] * (len(names) > 1)
-    timed = [[_step_over_tasks(target, p, runs) for p in probes] for _ in range(rounds)]
-    medians = np.median(timed, axis=0)
+    timed = [[_step_over_tasks(target, p, runs) for p in probes] for _ in range(rounds + 1)]
+    medians = np.median(timed[1:], axis=0)
     steps = medians[: len(ks)]
     # steps[0]: the master's task alone; each further task adds the slope.
     slope = max(float(np.polyfit(ks, steps, 1)[0]), 0.0) if len(ks) > 1 else 0.0
@@ -291,6 +269,5 @@ def measure_servers(
         base_us=float(steps[0]),
         task_step_us=slope,
         threads=threads,
-        op_us=op_us,
         master_task_us=float(own),
     )

@@ -53,11 +53,13 @@ def _profile_on(
     names: list[str],
     feed: Any,
     repeat: int,
-) -> dict[str, dict[str, Any]]:
+) -> tuple[dict[str, dict[str, Any]], float]:
     """Per-op median times of `fetches` with every op of `graph` on `name` (soft placement,
-    graph rewriting off, variables initialised), in a fresh session on the same target."""
+    graph rewriting off, variables initialised), in a fresh session on the same target, and
+    the median untraced step time (µs) there."""
     import devplace as dp
     from devplace._tf import tf
+    from devplace.autoplacer.api import step_time_us
 
     for op in graph.get_operations():
         op._set_device(name)
@@ -68,11 +70,15 @@ def _profile_on(
     with dp.Session(graph=graph, soft=True, optimize=False, **where) as sess:
         if inits:
             sess.run(inits)
+        # Untraced first: after traced steps a session's untraced steps run slower (up to 2x
+        # for a small graph on a server), and the calibration needs what a user's step costs.
+        step = step_time_us(sess, fetches, feed, runs=max(3 * repeat, 10))
         prof = dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
-    return {
+    ops = {
         k: {"type": v.op_type, "device": v.device, "us": v.duration_us, "bytes": v.output_bytes}
         for k, v in prof.op_stats.items()
     }
+    return ops, step
 
 
 def profile_devices(
@@ -90,9 +96,11 @@ def profile_devices(
     (profiled in this process). Each device gets a fresh session (soft placement, so ops
     without a kernel there fall back and the profile records where they ran; graph rewriting
     off, so the ops timed are the graph's own) with every global variable initialised, and
-    `dp.run_profile(repeat=repeat)`. `cores` (task -> its cores, e.g. `{"/job:worker/task:1":
-    1}`): a task of the same device type and cores as one profiled before shares its profile
-    instead of being profiled (`DeviceProfiles.shared` says which). The graph's devices are
+    `dp.run_profile(repeat=repeat)`, after its untraced step is timed (`DeviceProfiles.steps`,
+    which calibrates the profile: `autoplacer.calibration`). `cores` (task -> its cores,
+    e.g. `{"/job:worker/task:1": 1}`): a task of the same device type and cores as one
+    profiled before shares its profile instead of being profiled (`DeviceProfiles.shared`
+    says which). The graph's devices are
     restored afterwards. Pass the result to `CostModel.from_profiles`; `save` it and
     `DeviceProfiles.load` it to reuse it.
     """
@@ -105,16 +113,17 @@ def profile_devices(
     ops = graph.get_operations()
     before = [op.device for op in ops]
     profiles: dict[str, dict[str, dict[str, Any]]] = {}
+    steps: dict[str, float] = {}
     try:
         for name in names:
             if name not in shared:
-                profiles[name] = _profile_on(
+                profiles[name], steps[name] = _profile_on(
                     sess_or_graph, graph, fetches, name, names, feed, repeat
                 )
     finally:
         for op, dev in zip(ops, before, strict=True):
             op._set_device(dev)
-    return DeviceProfiles(profiles, shared)
+    return DeviceProfiles(profiles, shared, steps)
 
 
 def _cache_key(session: Any, fetches: Any, devices: list[str], feed: Any) -> tuple[Any, ...]:
@@ -172,7 +181,6 @@ def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[s
             task_step_us=servers.task_step_us,
             step_us=servers.base_us,
             master_task_us=servers.master_task_us,
-            op_overhead_us=servers.op_us,
             master=master,
         )
     return found

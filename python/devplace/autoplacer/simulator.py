@@ -13,10 +13,11 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   `ProblemDevice.channel` names) that sends one tensor at a time, in request order (a device
   with `ProblemDevice.dma` holds it for the link's alpha only, its bytes then arriving after
   the rest of the transfer time); otherwise transfers do not contend;
-- a transfer between two hosts (server tasks) waits for no channel (gRPC requests overlap): it
-  takes the link's alpha, then its bytes' share (`link_beta * xfer`) is work of the receiving
-  task (gRPC decoding on its cores), holding one of the destination device's slots, queued with
-  its ops, before the consumers there become ready;
+- a transfer between two hosts (server tasks) waits for no channel (gRPC requests overlap):
+  its time (the link's) is work of the two tasks' cores, as measured (the gRPC handlers encode,
+  copy and decode on them): `Problem.host_send_share` of it holds a slot of the sending device,
+  then the rest a slot of the receiving one, each queued with that device's ops, before the
+  consumers there become ready;
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
   other than the master's whose devices run an op, added to the makespan;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
@@ -132,9 +133,9 @@ class _Run:
         self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
-        # Receives of transfers between hosts, as jobs n, n+1, ...: (op, dest); `work[v]` is
-        # how long op or receive v holds its device's slot.
-        self.receives: list[tuple[int, int]] = []
+        # The two halves of transfers between hosts, as jobs n, n+1, ...: (op, dest, device
+        # the job runs on); `work[v]` is how long op or job v holds its device's slot.
+        self.jobs: list[tuple[int, int, int]] = []
         self.work: list[float] = self.comp.tolist()
 
     def push(self, t: float, u: int, dest: int) -> None:
@@ -149,14 +150,25 @@ class _Run:
             if self.remaining[v] == 0:
                 heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
 
+    def queue_job(self, t: float, op: int, dest: int, on: int, work: float) -> None:
+        """Queue at t on device `on` a half of op's transfer to dest taking `work`."""
+        self.jobs.append((op, dest, on))
+        self.work.append(work)
+        job = self.problem.n + len(self.jobs) - 1
+        heapq.heappush(self.machine.queues[on], (t, self.topo_index[op], job))
+
     def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device."""
         n = self.problem.n
-        if u >= n:  # a receive job: its tensor is now on its device
-            op, dest = self.receives[u - n]
-            self.machine.release(dest)
-            self.sends.append((op, dest, t))
-            self.arrive(t, op, dest)
+        if u >= n:  # a half of a transfer between hosts
+            op, dest, on = self.jobs[u - n]
+            self.machine.release(on)
+            if on != dest:  # the sender's half: the receiver's follows
+                total = self.problem.comm(op, int(self.a[op]), dest)
+                self.queue_job(t, op, dest, dest, total - self.work[u])
+            else:  # the receiver's half: the tensor is now on its device
+                self.sends.append((op, dest, t))
+                self.arrive(t, op, dest)
             return
         src = int(self.a[u])
         self.machine.release(src)
@@ -165,10 +177,8 @@ class _Run:
                 self.arrive(t, u, dest)
                 continue
             if self.machine.host[src] != self.machine.host[dest]:
-                alpha = float(self.problem.link_alpha[src, dest])
-                self.receives.append((u, dest))
-                self.work.append(self.problem.comm(u, src, dest) - alpha)
-                self.push(t + alpha, n + len(self.receives) - 1, dest)
+                total = self.problem.comm(u, src, dest)
+                self.queue_job(t, u, dest, src, self.problem.host_send_share * total)
                 continue
             end = self.machine.send(src, dest, t, self.problem.comm(u, src, dest))
             self.sends.append((u, dest, end))
@@ -211,10 +221,7 @@ class _Run:
             t = self.events[0][0]
             while self.events and self.events[0][0] <= t:
                 _, _, u, b = heapq.heappop(self.events)
-                if b >= 0 and u >= self.problem.n:  # a receive's latency is over: queue it
-                    op = self.receives[u - self.problem.n][0]
-                    heapq.heappush(self.machine.queues[b], (t, self.topo_index[op], u))
-                elif b >= 0:
+                if b >= 0:
                     self.arrive(t, u, b)
                 else:
                     self.complete(t, u)

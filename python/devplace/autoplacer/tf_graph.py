@@ -17,6 +17,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from devplace._tf import kernels, tf
+from devplace.autoplacer.calibration import calibrate
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind, task_of
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
@@ -304,8 +305,9 @@ def problem_from_graph(
         step_cost=cost.step_us,
         master_host=cost.master,
         master_host_cost=cost.master_task_us,
+        host_send_share=cost.task_send_share,
     )
-    return problem, ops
+    return calibrate(problem, cost.profiles), ops
 
 
 def effective_assignment(problem: Problem, requested: Sequence[str]) -> np.ndarray:

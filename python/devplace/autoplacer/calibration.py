@@ -1,0 +1,74 @@
+"""Calibrate profiled op times against the untraced step measured with them.
+
+A traced op's duration is not what the op costs in an untraced step: the executor's own work
+per op (scheduling, allocation, the RPC that hands a partition its inputs) is left out, and
+tracing adds its own per-op bookkeeping. Both are a cost per op, so each profile gets one
+offset: `profile_devices` also times the whole graph untraced on the profiled device
+(`DeviceProfiles.steps`), and `calibrate` adds to every op on the devices using that profile
+the offset (µs, possibly negative; an op never costs less than 0) under which the simulated
+step of everything on the profiled device equals that measured step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from scipy.optimize import brentq
+
+from devplace.autoplacer.cost import DeviceProfiles
+from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.placers.single import all_on
+from devplace.autoplacer.simulator import simulate
+
+__all__ = ["calibrate"]
+
+
+def _with_offset(problem: Problem, columns: list[int], offset: float) -> Problem:
+    compute = problem.compute.copy()
+    block = compute[:, columns]
+    compute[:, columns] = np.where(np.isfinite(block), np.maximum(block + offset, 0.0), block)
+    return replace(problem, compute=compute)
+
+
+def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -> Problem:
+    """`problem` with the per-op offset on `columns` that makes everything-on-`device` take
+    `step_us` (recorded in `op_offsets`). A step shorter than the fixed costs alone (every op
+    free) lowers `step_cost` to fit: the servers' constants were timed at a slower moment."""
+    cpus = [j for j, dev in enumerate(problem.devices) if dev.kind == "cpu"]
+    single = all_on(problem, [device, *cpus])
+
+    def error(offset: float) -> float:
+        return simulate(_with_offset(problem, columns, offset), single).makespan - step_us
+
+    finite = problem.compute[:, columns][np.isfinite(problem.compute[:, columns])]
+    low = -float(finite.max(initial=0.0))  # every op free: the step's fixed costs alone
+    high = max(step_us, 1.0)  # every op at least the whole step
+    if (excess := error(low)) >= 0:
+        offset = low
+        problem = replace(problem, step_cost=max(problem.step_cost - excess, 0.0))
+    elif error(high) <= 0:  # nothing on that device depends on the offset
+        offset = 0.0
+    else:
+        offset = float(brentq(error, low, high, xtol=0.01))
+    names = [problem.devices[j].name for j in columns]
+    calibrated = _with_offset(problem, columns, offset)
+    return replace(calibrated, op_offsets={**problem.op_offsets, **dict.fromkeys(names, offset)})
+
+
+def calibrate(problem: Problem, profiles: DeviceProfiles | None) -> Problem:
+    """`problem` with each measured profile's per-op offset added to the devices using it
+    (`Problem.op_offsets` says which; `_offset` for a step shorter than the fixed costs);
+    unchanged without profiles or measured steps.
+
+    A profile is calibrated only when its profiled device is one of the problem's (its
+    single-device step is what was measured); devices sharing its profile get its offset.
+    """
+    if profiles is None or not profiles.steps:
+        return problem
+    names = [dev.name for dev in problem.devices]
+    for profiled, step_us in profiles.steps.items():
+        if profiled in names:
+            columns = [j for j, x in enumerate(names) if profiles.profile_of(x) == profiled]
+            problem = _offset(problem, names.index(profiled), columns, step_us)
+    return problem
