@@ -272,6 +272,7 @@ def _verified(
     candidates: dict[str, np.ndarray],
     singles: dict[str, np.ndarray],
     measure: Callable[[list[str]], float],
+    asked: str,
 ) -> AutoPlacement:
     """The candidate `faster_every_round` picks over the predicted-best single device in
     `VERIFY_ROUNDS` interleaved rounds (`measure_in_rounds`), with every candidate's measured
@@ -281,7 +282,7 @@ def _verified(
         candidates, lambda a: measure([problem.devices[j].name for j in a]), VERIFY_ROUNDS
     )
     label = faster_every_round(rounds, incumbent)
-    result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked="auto")
+    result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked)
     result.measured_rounds = rounds
     result.measured = {k: statistics.median(t) for k, t in rounds.items()}
     result.predicted = {k: simulate(problem, a).makespan for k, a in candidates.items()}
@@ -344,9 +345,7 @@ def autoplace(
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
-        result = _verified(
-            problem, ops, candidates, singles, _measurer(session, fetches, feed, ops, runs)
-        )
-        result.asked = strategy
+        measure = _measurer(session, fetches, feed, ops, runs)
+        result = _verified(problem, ops, candidates, singles, measure, strategy)
     result.notes, result.seconds = notes + result.notes, time.perf_counter() - t0
     return result
