@@ -234,7 +234,8 @@ def test_profiles_and_verify_on_a_real_gpu():
     with dp.Session(graph=graph, soft=True) as sess:
         placed = autoplace(y, devices, cost=cost, session=sess, feed=feed, verify=2, runs=10)
     assert {f"single:{CPU}", f"single:{GPUS[0]}"} <= set(placed.measured)
-    assert placed.measured[placed.strategy] == min(placed.measured.values())
+    incumbent = "single:" + min(placed.single_device, key=placed.single_device.__getitem__)
+    assert placed.strategy == faster_every_round(placed.measured_rounds, incumbent)
 
 
 def test_fidelity_script_reports_the_summary_on_the_shared_data():

@@ -5,9 +5,10 @@
 Starts a `LocalCluster` of `--tasks` worker tasks (each pinned to its own `--cores-per-task`
 cores when given; the client, this process, and the cluster's forwarder then run on task 0's
 cores), the client talking to task 0. Measures, once: the link between the tasks
-(`measure_link`: what transfers cost a busy task's cores at each end) and the servers'
-constants (`measure_servers`: the master's work per task a step involves, and ops run at once
-per task). Each profile is calibrated against its own untraced step.
+(`measure_link`: chains alternating tasks against chains on one; a transfer's time is work of
+both tasks' cores, half each) and the servers' constants (`measure_servers`: the master's work
+per task a step involves, and ops run at once per task). Each profile is calibrated against its
+own untraced step.
 Then for the three models of `models.py` and the seeds' colocate graph: profiles the graph on
 each task (`profile_devices`; tasks of equal cores share one profile), builds the cost model
 from those measurements only, and for every single-task placement, round robin, HEFT and
