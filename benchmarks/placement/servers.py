@@ -197,8 +197,10 @@ def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
         autos = {
             r["placement"].split(" (")[0]: r for r in g["rows"] if "autoplace" in r["placement"]
         }
+        by_hand = [r["measured_us"] for r in g["rows"] if r["placement"].endswith("(by hand)")]
         out["graphs"][g["graph"]] = {
             "best_single_us": single["measured_us"],
+            "by hand": [single["measured_us"] / us for us in by_hand],
             **{f"{k} speed-up": single["measured_us"] / r["measured_us"] for k, r in autos.items()},
             # Paired by round: slower than the best single task in each interleaved round.
             "slower every round": [
@@ -250,21 +252,7 @@ def targets(result: dict[str, Any]) -> list[str]:
     every_round = [f"{name} ({k})" for name, g in graphs.items() for k in g["slower every round"]]
     tower = graphs.get("two_tower_mlp", {})
     best_tower = max((v for k, v in tower.items() if k.endswith("speed-up")), default=0.0)
-    by_hand = next(
-        (
-            r
-            for g in result["graphs"]
-            if g["graph"] == "two_tower_mlp"
-            for r in g["rows"]
-            if r["placement"].endswith("(by hand)")
-        ),
-        None,
-    )
-    hand = (
-        f"; the towers split by hand: {tower['best_single_us'] / by_hand['measured_us']:.2f}x"
-        if by_hand
-        else ""
-    )
+    hand = "".join(f"; the towers split by hand: {v:.2f}x" for v in tower.get("by hand", []))
     loaded = float(result["load_before"].split()[0]) > (os.cpu_count() or 1)
     return [
         "Targets (2 cores, 2 one-core tasks):",

@@ -234,10 +234,10 @@ def _check_verify(verify: object, runs: object, session: Any) -> None:
         )
 
 
-def _best_single(problem: Problem, singles: dict[str, np.ndarray]) -> str | None:
-    """The label of the single-device placement predicted fastest among those that fit."""
+def _best_single(problem: Problem, singles: dict[str, np.ndarray]) -> tuple[float, str] | None:
+    """(predicted step time, label) of the fastest single-device placement that fits."""
     fits = [(s.makespan, k) for k, a in singles.items() if (s := simulate(problem, a)).feasible]
-    return min(fits, default=(0.0, None))[1]
+    return min(fits, default=None)
 
 
 def _not_slower_than_one_device(
@@ -245,11 +245,8 @@ def _not_slower_than_one_device(
 ) -> tuple[np.ndarray, str]:
     """`assignment`, or the best single-device placement that fits when predicted faster."""
     best = _best_single(problem, singles)
-    if (
-        best is not None
-        and simulate(problem, singles[best]).makespan < simulate(problem, assignment).makespan
-    ):
-        return singles[best], best
+    if best is not None and best[0] < simulate(problem, assignment).makespan:
+        return singles[best[1]], best[1]
     return assignment, label
 
 
@@ -277,7 +274,8 @@ def _verified(
     """The candidate `faster_every_round` picks over the predicted-best single device in
     `VERIFY_ROUNDS` interleaved rounds (`measure_in_rounds`), with every candidate's measured
     rounds and median, predicted time, and a note saying why it was picked."""
-    incumbent = _best_single(problem, singles) or next(iter(candidates))
+    best = _best_single(problem, singles)
+    incumbent = best[1] if best is not None else next(iter(candidates))
     rounds = measure_in_rounds(
         candidates, lambda a: measure([problem.devices[j].name for j in a]), VERIFY_ROUNDS
     )

@@ -24,11 +24,12 @@ from devplace.autoplacer.simulator import simulate
 __all__ = ["calibrate"]
 
 
-def _with_offset(problem: Problem, columns: list[int], offset: float) -> Problem:
-    compute = problem.compute.copy()
-    block = compute[:, columns]
-    compute[:, columns] = np.where(np.isfinite(block), np.maximum(block + offset, 0.0), block)
-    return replace(problem, compute=compute)
+def _shifted(compute: np.ndarray, columns: list[int], offset: float) -> np.ndarray:
+    """`compute` with `offset` added on `columns` where finite, never below 0."""
+    out = compute.copy()
+    block = out[:, columns]
+    out[:, columns] = np.where(np.isfinite(block), np.maximum(block + offset, 0.0), block)
+    return out
 
 
 def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -> Problem:
@@ -37,23 +38,29 @@ def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -
     free) lowers `step_cost` to fit: the servers' constants were timed at a slower moment."""
     cpus = [j for j, dev in enumerate(problem.devices) if dev.kind == "cpu"]
     single = all_on(problem, [device, *cpus])
+    trial = replace(problem)  # one copy whose times each try replaces (finite stays finite)
 
     def error(offset: float) -> float:
-        return simulate(_with_offset(problem, columns, offset), single).makespan - step_us
+        trial.compute = _shifted(problem.compute, columns, offset)
+        return simulate(trial, single).makespan - step_us
 
     finite = problem.compute[:, columns][np.isfinite(problem.compute[:, columns])]
     low = -float(finite.max(initial=0.0))  # every op free: the step's fixed costs alone
     high = max(step_us, 1.0)  # every op at least the whole step
+    step_cost = problem.step_cost
     if (excess := error(low)) >= 0:
-        offset = low
-        problem = replace(problem, step_cost=max(problem.step_cost - excess, 0.0))
+        offset, step_cost = low, max(step_cost - excess, 0.0)
     elif error(high) <= 0:  # nothing on that device depends on the offset
         offset = 0.0
     else:
         offset = float(brentq(error, low, high, xtol=0.01))
     names = [problem.devices[j].name for j in columns]
-    calibrated = _with_offset(problem, columns, offset)
-    return replace(calibrated, op_offsets={**problem.op_offsets, **dict.fromkeys(names, offset)})
+    return replace(
+        problem,
+        compute=_shifted(problem.compute, columns, offset),
+        step_cost=step_cost,
+        op_offsets={**problem.op_offsets, **dict.fromkeys(names, offset)},
+    )
 
 
 def calibrate(problem: Problem, profiles: DeviceProfiles | None) -> Problem:

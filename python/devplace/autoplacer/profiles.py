@@ -100,9 +100,8 @@ def profile_devices(
     which calibrates the profile: `autoplacer.calibration`). `cores` (task -> its cores,
     e.g. `{"/job:worker/task:1": 1}`): a task of the same device type and cores as one
     profiled before shares its profile instead of being profiled (`DeviceProfiles.shared`
-    says which). The graph's devices are
-    restored afterwards. Pass the result to `CostModel.from_profiles`; `save` it and
-    `DeviceProfiles.load` it to reuse it.
+    says which). The graph's devices are restored afterwards. Pass the result to
+    `CostModel.from_profiles`; `save` it and `DeviceProfiles.load` it to reuse it.
     """
     from devplace._tf import tf
     from devplace.autoplacer.tf_graph import device_names
