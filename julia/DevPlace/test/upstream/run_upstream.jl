@@ -1,0 +1,91 @@
+# Runs one of ADCME's own test files (vendored here, see README.md) with DevPlace in place of
+# ADCME, the way ADCME's test/runtests.jl runs it: in Main, after its `using` lines and
+# `sess = Session()`. Prints one line per top-level testset,
+#   UPSTREAM <TAB> PASS|FAIL <TAB> name <TAB> passed <TAB> failed <TAB> errored <TAB> broken
+# and a line per error that stopped a testset before it ran (e.g. a macro that is not defined).
+#
+#   julia --project=julia/DevPlace julia/DevPlace/test/upstream/run_upstream.jl optim.jl
+#
+# Files the tests write (temp.mat, ...) go to a fresh temporary folder, the working folder.
+
+using DevPlace, Test, LinearAlgebra, SparseArrays, Random, Statistics
+
+"The top-level expressions of the file at `path`."
+function toplevel_expressions(path)
+    text = read(path, String)
+    exprs, pos = Any[], 1
+    while true
+        ex, pos = Meta.parse(text, pos)
+        ex === nothing && break
+        push!(exprs, ex)
+    end
+    return exprs
+end
+
+"The name of a top-level `@testset \"name\" begin ... end`, or `nothing` for other code."
+function testset_name(ex)
+    ex isa Expr && ex.head === :macrocall && ex.args[1] === Symbol("@testset") || return nothing
+    name = findfirst(a -> a isa String, ex.args)
+    return name === nothing ? "(unnamed)" : ex.args[name]
+end
+
+"One row of the report: a testset's name and counts, or code that threw before it ran."
+struct Row
+    name::String
+    counts::NTuple{4,Int}  # passed, failed, errored, broken
+    stopped_by::String     # the error that kept a testset (or top-level code) from running
+end
+
+function Row(ts::Test.DefaultTestSet)
+    p, f, e, b, cp, cf, ce, cb = Test.get_test_counts(ts)
+    return Row(ts.description, (p + cp, f + cf, e + ce, b + cb), "")
+end
+
+"Run `path`'s top-level expressions in Main under one parent testset: a `Row` each, in order."
+function run_upstream(path)
+    parent = Test.DefaultTestSet(basename(path))
+    rows = Row[]
+    Test.push_testset(parent)
+    try
+        for ex in toplevel_expressions(path)
+            before = length(parent.results)
+            try
+                Core.eval(Main, ex)
+            catch err
+                name = something(testset_name(ex), string("top-level code: ", first(string(ex), 60)))
+                push!(rows, Row(name, (0, 0, 1, 0), sprint(showerror, err)))
+            end
+            for ts in parent.results[before+1:end]
+                ts isa Test.DefaultTestSet && push!(rows, Row(ts))
+            end
+        end
+    finally
+        Test.pop_testset()
+    end
+    return rows
+end
+
+"Print the rows (see the top of this file) and a summary line."
+function report(file, rows)
+    passed = 0
+    for row in rows
+        ok = row.counts[2] + row.counts[3] == 0
+        passed += ok
+        println(join(["UPSTREAM", ok ? "PASS" : "FAIL", row.name, row.counts...], '\t'))
+        isempty(row.stopped_by) ||
+            println("  stopped by: ", first(replace(row.stopped_by, '\n' => ' '), 300))
+    end
+    println("UPSTREAM-SUMMARY\t", file, "\t", passed, " passed\t", length(rows) - passed, " failed")
+end
+
+function main(args)
+    length(args) == 1 || error("usage: run_upstream.jl FILE.jl (one of ADCME's test files here)")
+    path = isabspath(args[1]) ? args[1] : joinpath(@__DIR__, args[1])
+    isfile(path) || error("run_upstream.jl: no such test file: ", path)
+    Core.eval(Main, :(sess = Session()))
+    cd(mktempdir()) do
+        report(basename(path), run_upstream(path))
+    end
+end
+
+main(ARGS)
