@@ -168,6 +168,11 @@ class Comparison:
 
     __str__ = table
 
+    def _repr_html_(self) -> str:
+        from devplace.notebook import comparison_html
+
+        return comparison_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary of both summaries."""
         return {"a": asdict(self.a), "b": asdict(self.b)}

@@ -66,6 +66,11 @@ class Profile:
             json.dump(self.trace, f)
         return path
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from devplace.notebook import picture_bundle
+
+        return picture_bundle(self, include, exclude)
+
 
 _last: Profile | None = None
 
@@ -113,7 +118,7 @@ def run_profile(
         sess.run(fetches, feed_dict=feed)
     iterations: Any = range(repeat)
     if progress or (progress is None and repeat >= 20):
-        from tqdm import tqdm
+        from tqdm.auto import tqdm
 
         iterations = tqdm(
             iterations, desc="run_profile", unit="run", disable=None if progress is None else False

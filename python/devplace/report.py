@@ -182,3 +182,8 @@ class PlacementReport:
         return "\n".join(lines)
 
     __str__ = table
+
+    def _repr_html_(self) -> str:
+        from devplace.notebook import placement_html
+
+        return placement_html(self)

@@ -142,6 +142,11 @@ class TracedRun:
         ] + threads
         return trace
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from devplace.notebook import picture_bundle
+
+        return picture_bundle(self, include, exclude)
+
     def chrome_trace(self) -> dict[str, Any]:
         """The run as Chrome-trace JSON (what `save_profile` writes): TF's timeline, and a
         `devplace` section with the exact transfers, which `read_trace` reads back."""

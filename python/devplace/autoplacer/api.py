@@ -122,6 +122,11 @@ class AutoPlacement:
 
         return _placed
 
+    def _repr_html_(self) -> str:
+        from devplace.notebook import autoplacement_html
+
+        return autoplacement_html(self)
+
 
 def _singles(problem: Problem) -> dict[str, np.ndarray]:
     """Everything on one device (TF's fallback for ops it cannot run there), per device."""

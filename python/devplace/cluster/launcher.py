@@ -437,3 +437,8 @@ class LocalCluster:
     def __repr__(self) -> str:
         state = "isolated" if self.isolated else "not isolated"
         return f"<LocalCluster {self._spec or self.tasks} ({state})>"
+
+    def _repr_html_(self) -> str:
+        from devplace.notebook import cluster_html
+
+        return cluster_html(self)
