@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from devplace._fdcapture import capture_fds
-from devplace._tf import tf
+from devplace._tf import RAW_LOG, tf
+from devplace._tflog import is_tf_log, quiet_tf_log
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
 from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
 from devplace.gpu_memory import note_session
@@ -255,8 +256,11 @@ class Session(tf.Session):
         return explain(err, None, target, timeout)
 
     def _captured(self, call: Any) -> Any:
+        """Make or run the session with TF's log lines off the console; the placement log,
+        when asked for, is read and echoed."""
         if not self._log_placement:
-            return call()
+            with quiet_tf_log():
+                return call()
         out = None
         try:
             with capture_fds() as out:
@@ -280,8 +284,9 @@ Session.__doc__ = inspect.cleandoc(Session.__doc__ or "").replace("{options}", o
 def _record(sess: Session, text: str) -> None:
     if not text:
         return
-    sys.stderr.write(text)
-    for line in text.splitlines():
+    lines = text.splitlines(keepends=True)
+    sys.stderr.write("".join(lines if RAW_LOG else [x for x in lines if not is_tf_log(x)]))
+    for line in lines:
         line = line.strip()
         if _PLACEMENT_LINE.match(line):
             sess.placement_lines.append(line)

@@ -1,0 +1,138 @@
+"""TensorFlow's C++ log while sessions are made and run: held off the console.
+
+A GPU kernel logs as it fails (`check_numerics`: `E0000 ... abnormal_detected_host ...`), and a
+failed step logs `Local rendezvous is aborting`, besides the error the run raises, which keeps
+TensorFlow's words. While at least one session call is in flight, fd 2 points at a pipe whose
+reader thread forwards everything but TF's log lines to where fd 2 pointed before, as it comes;
+the lines held back go to the `devplace.tensorflow` logger at DEBUG. Calls in several threads
+share one redirection, so none waits for another. Fatal lines (`F...`) still print, and
+`DEVPLACE_TF_LOG=1` leaves fd 2 alone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import struct
+import sys
+import termios
+import threading
+from collections.abc import Iterator
+
+from devplace._tf import RAW_LOG
+
+__all__ = ["is_tf_log", "quiet_tf_log"]
+
+log = logging.getLogger("devplace.tensorflow")
+
+# "E0000 00:00:1795743070.794491   26422 check_numerics_op.cc:292] ": absl's prefix.
+_LOG_LINE = re.compile(rb"^[IWE]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
+_DRAINED = b"\0devplace: drained\0\n"  # written by this module only, after all else
+_DRAIN_WAIT_S = 2.0
+
+
+def is_tf_log(line: str) -> bool:
+    """Whether `line` is one of TensorFlow's (absl's) INFO, WARNING or ERROR log lines."""
+    return bool(_LOG_LINE.match(line.encode("utf-8", "replace")))
+
+
+class _Redirect:
+    """fd 2 into a pipe while any call is in flight; one reader forwards what is not TF's log."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.saved = -1  # where fd 2 pointed before the redirection (a copy)
+        self.pipe: tuple[int, int] | None = None
+        self.drained = threading.Event()
+
+    def enter(self) -> None:
+        with self.lock:
+            self.active += 1
+            if self.active > 1:
+                return
+            if self.pipe is None:
+                self.pipe = os.pipe()
+                threading.Thread(target=self._forward, name="devplace-tf-log", daemon=True).start()
+                atexit.register(self.drain)
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            os.dup2(self.pipe[1], 2)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.active -= 1
+            if self.active:
+                return
+            with contextlib.suppress(ValueError):
+                sys.stderr.flush()
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            self.saved = -1
+            assert self.pipe is not None
+            pending = _unread(self.pipe[0])
+        if pending:
+            self.drain()  # what the run wrote comes out before what follows it
+
+    def drain(self) -> None:
+        """Wait (boundedly) until everything written into the pipe so far is forwarded."""
+        if self.pipe is None:
+            return
+        self.drained.clear()
+        os.write(self.pipe[1], _DRAINED)
+        self.drained.wait(_DRAIN_WAIT_S)
+
+    def _forward(self) -> None:
+        assert self.pipe is not None
+        rest = b""
+        while chunk := os.read(self.pipe[0], 65536):
+            *lines, rest = (rest + chunk).split(b"\n")
+            kept, held = [], False
+            for line in lines:
+                if line + b"\n" == _DRAINED:
+                    self.drained.set()
+                elif _LOG_LINE.match(line) or (held and line[:1] in (b"\t", b" ")):
+                    held = True  # a log line, or an indented line continuing one
+                    log.debug("%s", line.decode("utf-8", "replace"))
+                else:
+                    held = False
+                    kept.append(line + b"\n")
+            if rest[:1] not in (b"I", b"W", b"E", b"\0"):
+                kept.append(rest)  # no log line starts so: forwarded now (a progress bar)
+                rest = b""
+            self._write(b"".join(kept))
+
+    def _write(self, data: bytes) -> None:
+        with self.lock:
+            target = self.saved if self.active else 2
+            while data:
+                try:
+                    data = data[os.write(target, data) :]
+                except OSError:
+                    return
+
+
+def _unread(fd: int) -> int:
+    """Bytes waiting in a pipe."""
+    size = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    return int(struct.unpack("i", size)[0])
+
+
+_REDIRECT = _Redirect()
+
+
+@contextlib.contextmanager
+def quiet_tf_log() -> Iterator[None]:
+    """Hold TensorFlow's C++ log lines off the console for the block (see the module doc)."""
+    if RAW_LOG:
+        yield
+        return
+    _REDIRECT.enter()
+    try:
+        yield
+    finally:
+        _REDIRECT.leave()
