@@ -24,10 +24,10 @@ $(STAMP): pyproject.toml
 	fi
 	@if nvidia-smi >/dev/null 2>&1; then \
 		echo "setup: NVIDIA driver found: installing devplace[gpu] (TensorFlow with CUDA libraries)"; \
-		$(PY) -m pip install --quiet -e '.[dev,gpu]'; \
+		$(PY) -m pip install --quiet -e '.[dev,gpu,tensorboard]'; \
 	else \
 		echo "setup: no NVIDIA driver (nvidia-smi): installing devplace for CPU only"; \
-		$(PY) -m pip install --quiet -e '.[dev]'; \
+		$(PY) -m pip install --quiet -e '.[dev,tensorboard]'; \
 	fi
 	@touch $(STAMP)
 

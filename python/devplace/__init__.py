@@ -66,6 +66,7 @@ _LAZY = {
     "measure_link": "devplace.autoplacer",
     "LocalCluster": "devplace.cluster",
     "ClusterSession": "devplace.cluster",
+    "tensorboard": "devplace.tensorboard_log",
 }
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).
@@ -189,6 +190,7 @@ __all__ = [
     "subtract",
     "tan",
     "tanh",
+    "tensorboard",
     "tf",
     "variables_on_cpu",
     "with_updates",
