@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "tf": "devplace._tf",
     "EagerExecutionError": "devplace._tf",
+    "RemovedApiError": "devplace.tf1_legacy",
     "Device": "devplace.devices",
     "DeviceSpecError": "devplace.devices",
     "canonical_device": "devplace.devices",
@@ -126,6 +127,7 @@ __all__ = [
     "DevicePlacementError",
     "DeviceSpecError",
     "EagerExecutionError",
+    "RemovedApiError",
     "DevplaceWarning",
     "Error",
     "GpuMemoryOptionsWarning",

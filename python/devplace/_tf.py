@@ -24,6 +24,7 @@ import warnings
 
 from devplace._fdcapture import capture_fds
 from devplace.errors import Error
+from devplace.tf1_legacy import graft
 
 __all__ = [
     "GPU_MESSAGES",
@@ -157,6 +158,8 @@ with _deprecation.silence():
     tf.disable_v2_behavior()
 if not RAW_LOG:
     tf.logging.set_verbosity(tf.logging.ERROR)
+# tf.layers and tf.nn.rnn_cell from tf_keras; tf.contrib and tf.estimator say what replaced them.
+graft(tf)
 # A property that raises AttributeError keeps `hasattr(t, "numpy")` False (how libraries tell
 # graph tensors from eager ones) while a direct call gets the reason instead of a bare
 # "'SymbolicTensor' object has no attribute 'numpy'".
