@@ -22,6 +22,7 @@ const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
     include("badinput.jl")
     include("tasks.jl")
     include("seeds.jl")
+    include("tf1_programs.jl")
     include("cluster.jl")
     include("handles.jl")
 end
