@@ -249,3 +249,18 @@ def test_arbitrary_text_parses_or_raises_device_spec_error(text):
         assert repr(text) in str(err)
     else:
         assert dp.canonical_device(result) == result
+
+
+@pytest.mark.parametrize(
+    "spec", ["/job:ps/task:0", "/job:worker/replica:0/task:1/device:GPU:0", "/cpu:1", "/GPU:*"]
+)
+def test_device_reads_a_device_string_given_alone(spec):
+    assert dp.Device(spec) == dp.parse_device(spec)
+    assert str(dp.Device(spec)) == dp.canonical_device(spec)
+
+
+def test_device_string_beside_fields_is_refused_saying_how_to_pass_it():
+    with pytest.raises(dp.DeviceSpecError, match="device string is read when it is Device's only"):
+        dp.Device("/job:ps", task=1)
+    with pytest.raises(dp.DeviceSpecError, match="cannot read the part"):
+        dp.Device("/job:ps/bogus")

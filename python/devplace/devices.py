@@ -64,7 +64,11 @@ class DeviceSpecError(Error, ValueError):
 
 @dataclass(frozen=True)
 class Device:
-    """A full or partial device specification; `str(d)` is TF's canonical form."""
+    """A full or partial device specification; `str(d)` is TF's canonical form.
+
+    `Device("/job:ps/task:0/cpu:0")` parses a device string (as `parse_device` does);
+    `Device(job="ps", task=0)` sets fields.
+    """
 
     job: str | None = None
     replica: int | None = None
@@ -73,6 +77,13 @@ class Device:
     device_index: int | None = None
 
     def __post_init__(self) -> None:
+        others = (self.replica, self.task, self.device_type, self.device_index)
+        if isinstance(self.job, str) and self.job.startswith("/") and others == (None,) * 4:
+            # One device string and no other field: the spec it names (strictly parsed).
+            parsed = _parse_string(self.job)
+            for field in fields(self):
+                object.__setattr__(self, field.name, getattr(parsed, field.name))
+            return
         for name in ("replica", "task", "device_index"):
             value = getattr(self, name)
             if value is not None and (
@@ -80,7 +91,11 @@ class Device:
             ):
                 raise DeviceSpecError(self, f"{name} must be an integer from 0 to {MAX_INDEX}")
         if self.job is not None and not (isinstance(self.job, str) and _NAME.match(self.job)):
-            raise DeviceSpecError(self, f"job name {self.job!r} is not an identifier")
+            alone = " (a device string is read when it is Device's only argument)"
+            raise DeviceSpecError(
+                self,
+                f"job name {self.job!r} is not an identifier" + (alone if "/" in self.job else ""),
+            )
         if self.device_type is None and self.device_index is not None:
             raise DeviceSpecError(self, "a device index needs a device type")
         if self.device_type is not None and not (
