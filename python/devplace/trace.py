@@ -331,7 +331,8 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
             continue
         args, fallback = events.args(i), str(event.get("name", "?"))
         name = events.text(i, "name", fallback, args)
-        if name == "_SOURCE":
+        start, duration = events.time(i), events.number(i, "dur", 0, MAX_DURATION_US, "µs")
+        if name == "_SOURCE":  # TF's graph source: checked like every event, but not an op
             continue
         device, lane = lanes[event["pid"]]
         thread = events.scalar(i, "tid")
