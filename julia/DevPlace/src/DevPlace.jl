@@ -29,6 +29,9 @@ export reset_default_graph, enable_eager_execution, while_loop, if_else, stop_gr
        categorical, choice, logpdf, uniform, normal, beta, bernoulli, gamma, truncatednormal,
        cauchy, chi, chi2, exponential, gumbel, halfcauchy, halfnormal, horseshoe,
        inversegamma, inversegaussian, kumaraswamy, pareto, sinharcsinh, studentt, vonmises, poisson
+# ADCME's sparse matrices (src/adcme/sparse.jl).
+export SparseTensor, RawSparseTensor, spdiag, spzero, spdiagm, dense_to_sparse, find, rows, cols,
+       compress, zero_out_row, factorize, solve, trisolve, SparseAssembler, accumulate, assemble
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -50,6 +53,7 @@ include("adcme/core.jl")
 include("adcme/gpu.jl")
 include("adcme/ops.jl")
 include("adcme/random.jl")
+include("adcme/sparse.jl")
 include("cluster.jl")
 include("precompile.jl")
 

@@ -1,0 +1,612 @@
+"""ADCME's sparse matrices (`SparseTensor`) for DevPlace.jl, built from TensorFlow ops.
+
+A sparse matrix is a `tf.SparseTensor` of float64 values with row-major sorted indices.
+Products, sums, concatenation, indexing and block updates are gathers, sorts and segment sums,
+so they run on any device and TensorFlow differentiates them. Solving needs a sparse
+factorization, which TensorFlow lacks: it runs scipy's SuperLU in this (the host) process
+through `py_func`, on a CPU, with its gradient (`A x = b` gives `db = A^-T g` and
+`dA[i, j] = -(A^-T g)[i] x[j]`). Indices from Julia arrive 0-based as Julia values and 1-based
+as tensors, as in `devplace.bridge.adcme`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+
+from devplace._tf import tf
+from devplace.errors import ArgumentValueError
+
+__all__ = [
+    "METHODS",
+    "add",
+    "add_dense",
+    "assembler",
+    "assembler_add",
+    "assembler_take",
+    "compress",
+    "concat",
+    "dense_matmul",
+    "diagonals",
+    "dims",
+    "factorize",
+    "factorized_solve",
+    "find",
+    "from_dense",
+    "from_ijv",
+    "from_indices",
+    "matmul",
+    "matmul_dense",
+    "parts",
+    "reduce_sum",
+    "reshape",
+    "scale",
+    "scatter",
+    "select",
+    "solve",
+    "static_dims",
+    "to_dense",
+    "transpose",
+    "trisolve",
+    "zero_out_row",
+]
+
+F64 = tf.float64
+I64 = tf.int64
+
+#: ADCME's names of sparse solvers; each is scipy's SuperLU here (one answer for a regular A).
+METHODS = ("auto", "SparseLU", "SparseQR", "SimplicialLDLT", "SimplicialLLT")
+
+# The host's CPU, its index (and job, task) left to the enclosing device scope: scipy runs in
+# this process, and TensorFlow's py_func has CPU kernels only.
+HOST_CPU = "/device:CPU:*"
+
+
+def _index(x: Any) -> Any:
+    """Indices as a 0-based int64 vector: Julia values come 0-based, tensors 1-based."""
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return tf.reshape(tf.cast(x, I64), [-1]) - 1
+    return tf.constant(np.asarray(x, dtype=np.int64).reshape(-1))
+
+
+def _size(x: Any) -> Any:
+    """A size as an int (static) or an int64 scalar tensor."""
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return tf.cast(x, I64)
+    return int(x)
+
+
+def _sparse(indices: Any, values: Any, m: Any, n: Any) -> Any:
+    if isinstance(m, int) and isinstance(n, int):
+        shape = tf.constant([m, n], I64)
+    else:
+        shape = tf.stack([tf.cast(m, I64), tf.cast(n, I64)])
+    values = tf.cast(tf.convert_to_tensor(values), F64)
+    return tf.SparseTensor(tf.reshape(tf.cast(indices, I64), [-1, 2]), values, shape)
+
+
+def dims(sp: Any) -> tuple[Any, Any]:
+    """The matrix's size: ints where known when the graph is built, else int64 scalars."""
+    static = sp.shape.as_list() if sp.shape.rank == 2 else [None, None]
+    m = static[0] if static[0] is not None else sp.dense_shape[0]
+    n = static[1] if static[1] is not None else sp.dense_shape[1]
+    return m, n
+
+
+def static_dims(sp: Any) -> tuple[int | None, int | None]:
+    """The size known when the graph is built (None where it is not)."""
+    m, n = dims(sp)
+    return (m if isinstance(m, int) else None, n if isinstance(n, int) else None)
+
+
+def from_ijv(rows: Any, cols: Any, values: Any, m: Any, n: Any) -> Any:
+    """ADCME's `SparseTensor(ii, jj, vv, m, n)`: entries in row-major order, duplicates kept."""
+    indices = tf.stack([_index(rows), _index(cols)], axis=1)
+    return tf.sparse.reorder(_sparse(indices, values, _size(m), _size(n)))
+
+
+def from_indices(indices: Any, values: Any, m: Any, n: Any, base: int) -> Any:
+    """A sparse matrix from an nnz×2 index matrix counted from `base` (0 or 1)."""
+    indices = tf.reshape(tf.cast(tf.convert_to_tensor(indices), I64), [-1, 2]) - base
+    return tf.sparse.reorder(_sparse(indices, values, _size(m), _size(n)))
+
+
+def from_dense(x: Any) -> Any:
+    """ADCME's `dense_to_sparse` of a tensor: its nonzero entries."""
+    x = tf.cast(tf.convert_to_tensor(x), F64)
+    if x.shape.rank != 2:
+        raise ArgumentValueError(
+            "dense_to_sparse", "o", x, "a matrix", "reshape it to a matrix first"
+        )
+    idx = tf.where(tf.not_equal(x, 0))
+    m, n = (
+        d if d is not None else tf.shape(x, out_type=I64)[i]
+        for i, d in enumerate(x.shape.as_list())
+    )
+    return _sparse(idx, tf.gather_nd(x, idx), m, n)
+
+
+def diagonals(n: int, offsets: Sequence[int], values: Sequence[Any]) -> Any:
+    """ADCME's `spdiag(n, k1 => v1, ...)`: an n×n matrix with vector `v` on diagonal `k`."""
+    rows, cols = [], []
+    for k, v in zip(offsets, values, strict=True):
+        length = n - abs(k)
+        if length <= 0:
+            raise ArgumentValueError(
+                "spdiag", "offset", k, f"between {1 - n} and {n - 1}", f"spdiag({n}, 0 => v)"
+            )
+        static = tf.convert_to_tensor(v).shape
+        if static.rank != 1 or static.as_list()[0] not in (None, length):
+            raise ArgumentValueError(
+                "spdiag", f"the vector for offset {k}", v, f"a vector of length {length}", ""
+            )
+        first = np.arange(length, dtype=np.int64)
+        rows.append(first - min(k, 0))
+        cols.append(first + max(k, 0))
+    if not rows:
+        return _sparse(tf.zeros([0, 2], I64), tf.zeros([0], F64), n, n)
+    indices = np.stack([np.concatenate(rows), np.concatenate(cols)], axis=1)
+    flat = tf.concat([tf.cast(tf.convert_to_tensor(v), F64) for v in values], axis=0)
+    return tf.sparse.reorder(_sparse(indices, flat, n, n))
+
+
+def parts(sp: Any) -> list[Any]:
+    """The indices (0-based), values and size to fetch, from which Julia makes a SparseMatrixCSC."""
+    return [sp.indices, sp.values, sp.dense_shape]
+
+
+def find(sp: Any) -> list[Any]:
+    """ADCME's `find`: rows and columns (from 1) and values, in row-major order."""
+    return [sp.indices[:, 0] + 1, sp.indices[:, 1] + 1, sp.values]
+
+
+def to_dense(sp: Any) -> Any:
+    """The dense matrix (duplicate entries added)."""
+    out = tf.scatter_nd(sp.indices, sp.values, sp.dense_shape)
+    out.set_shape(static_dims(sp))
+    return out
+
+
+def compress(sp: Any) -> Any:
+    """ADCME's `compress`: entries at one place added together; indices sorted row-major."""
+    m, n = dims(sp)
+    key = sp.indices[:, 0] * tf.cast(n, I64) + sp.indices[:, 1]
+    order = tf.argsort(key, stable=True)
+    unique, position = tf.unique(tf.gather(key, order), out_idx=I64)
+    values = tf.math.unsorted_segment_sum(
+        tf.gather(sp.values, order), position, tf.shape(unique, out_type=I64)[0]
+    )
+    n64 = tf.cast(n, I64)
+    return _sparse(tf.stack([unique // n64, unique % n64], axis=1), values, m, n)
+
+
+def _check_same_size(fname: str, a: Any, b: tuple[Any, ...]) -> None:
+    known_a, known_b = static_dims(a), tuple(b)
+    pairs = zip(known_a, known_b, strict=True)
+    if any(x is not None and y is not None and x != y for x, y in pairs):
+        raise ArgumentValueError(
+            fname, "sizes", (known_a, known_b), "equal sizes", "both operands must be m×n"
+        )
+
+
+def add(a: Any, b: Any) -> Any:
+    """The sum of two sparse matrices of one size (a sparse matrix)."""
+    _check_same_size("+", a, static_dims(b))
+    m, n = dims(a)
+    indices = tf.concat([a.indices, b.indices], axis=0)
+    values = tf.concat([a.values, tf.cast(b.values, F64)], axis=0)
+    return compress(_sparse(indices, values, m, n))
+
+
+def add_dense(sp: Any, x: Any) -> Any:
+    """The sum of a sparse and a dense matrix of one size (a dense matrix)."""
+    x = tf.cast(tf.convert_to_tensor(x), F64)
+    _check_same_size("+", sp, tuple(x.shape.as_list()) if x.shape.rank == 2 else (0, 0))
+    return tf.tensor_scatter_nd_add(x, sp.indices, sp.values)
+
+
+def scale(sp: Any, c: Any) -> Any:
+    """`c * sp` for a scalar `c` (a number or a scalar tensor)."""
+    m, n = dims(sp)
+    return _sparse(sp.indices, tf.cast(c, F64) * sp.values, m, n)
+
+
+def transpose(sp: Any) -> Any:
+    """The transpose, indices in row-major order."""
+    return tf.sparse.transpose(sp)
+
+
+def matmul_dense(sp: Any, x: Any) -> Any:
+    """`sp * x` for a dense matrix or vector `x` (a dense result)."""
+    x = tf.cast(tf.convert_to_tensor(x), F64)
+    if x.shape.rank == 1:
+        return tf.sparse.sparse_dense_matmul(sp, x[:, None])[:, 0]
+    return tf.sparse.sparse_dense_matmul(sp, x)
+
+
+def dense_matmul(x: Any, sp: Any) -> Any:
+    """`x * sp` for a dense matrix `x`: `(sp' x')'`."""
+    x = tf.cast(tf.convert_to_tensor(x), F64)
+    return tf.transpose(tf.sparse.sparse_dense_matmul(sp, x, adjoint_a=True, adjoint_b=True))
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """The product of two sparse matrices, a sparse matrix: every entry `a[i, k]` meets every
+    entry `b[k, j]` of its row `k` (b's entries grouped by row), products at one place added."""
+    (m, k1), (k2, n) = dims(a), dims(b)
+    if isinstance(k1, int) and isinstance(k2, int) and k1 != k2:
+        raise ArgumentValueError(
+            "*", "sizes", ((m, k1), (k2, n)), "a's columns equal to b's rows", "check the sizes"
+        )
+    order = tf.argsort(b.indices[:, 0], stable=True)
+    b_rows, b_cols = tf.gather(b.indices[:, 0], order), tf.gather(b.indices[:, 1], order)
+    b_values = tf.gather(b.values, order)
+    per_row = tf.math.unsorted_segment_sum(tf.ones_like(b_rows), b_rows, tf.cast(k2, I64))
+    first = tf.cumsum(per_row, exclusive=True)
+    a_cols = a.indices[:, 1]
+    meets = tf.gather(per_row, a_cols)
+    which_a = tf.repeat(tf.range(tf.shape(a_cols, out_type=I64)[0]), meets)
+    within = tf.range(tf.reduce_sum(meets)) - tf.gather(tf.cumsum(meets, exclusive=True), which_a)
+    which_b = tf.gather(tf.gather(first, a_cols), which_a) + within
+    indices = tf.stack([tf.gather(a.indices[:, 0], which_a), tf.gather(b_cols, which_b)], axis=1)
+    values = tf.gather(a.values, which_a) * tf.gather(b_values, which_b)
+    return compress(_sparse(indices, values, m, n))
+
+
+def concat(axis: int, sps: Sequence[Any]) -> Any:
+    """ADCME's `vcat` (axis 0) and `hcat` (axis 1) of sparse matrices."""
+    return tf.sparse.reorder(tf.sparse.concat(axis, list(sps)))
+
+
+def _selector(index: Any, size: Any, rows: bool) -> Any:
+    """The 0/1 matrix picking `index` as rows (p×size) or as columns (size×p) by product."""
+    picked = _index(index)
+    p = picked.shape.as_list()[0]
+    p = tf.shape(picked, out_type=I64)[0] if p is None else p
+    pos = tf.range(tf.cast(p, I64))
+    pairs = tf.stack([pos, picked] if rows else [picked, pos], axis=1)
+    ones = tf.ones_like(picked, dtype=F64)
+    return tf.sparse.reorder(_sparse(pairs, ones, *((p, size) if rows else (size, p))))
+
+
+def select(sp: Any, rows: Any, cols: Any) -> Any:
+    """ADCME's `A[rows, cols]` (None for `:`), a sparse matrix: rows and columns picked in the
+    order given, repeats included, as products with 0/1 matrices."""
+    m, n = dims(sp)
+    out = sp
+    if rows is not None:
+        out = matmul(_selector(rows, m, True), out)
+    if cols is not None:
+        out = matmul(out, _selector(cols, n, False))
+    return out
+
+
+def _member(index: Any, size: Any, of: Any) -> Any:
+    """Whether each of `of` (0-based) is among `index`."""
+    hits = tf.scatter_nd(index[:, None], tf.ones_like(index), tf.reshape(tf.cast(size, I64), [1]))
+    return tf.gather(hits, of) > 0
+
+
+def scatter(kind: str, a: Any, rows: Any, cols: Any, b: Any) -> Any:
+    """ADCME's `scatter_update(A, rows, cols, B)` (`A[rows, cols] = B`) and `scatter_add`
+    (`A[rows, cols] += B`) of sparse matrices, sparse results."""
+    m, n = dims(a)
+    rows = tf.range(tf.cast(m, I64)) if rows is None else _index(rows)
+    cols = tf.range(tf.cast(n, I64)) if cols is None else _index(cols)
+    placed = tf.stack([tf.gather(rows, b.indices[:, 0]), tf.gather(cols, b.indices[:, 1])], axis=1)
+    kept_indices, kept_values = a.indices, a.values
+    if kind == "update":
+        inside = _member(rows, m, a.indices[:, 0]) & _member(cols, n, a.indices[:, 1])
+        kept_indices = tf.boolean_mask(a.indices, ~inside)
+        kept_values = tf.boolean_mask(a.values, ~inside)
+    indices = tf.concat([kept_indices, placed], axis=0)
+    values = tf.concat([kept_values, tf.cast(b.values, F64)], axis=0)
+    return compress(_sparse(indices, values, m, n))
+
+
+def zero_out_row(sp: Any, rows: Any) -> Any:
+    """ADCME's `zero_out_row`: the matrix without its entries in `rows`."""
+    m, n = dims(sp)
+    drop = _member(_index(rows), m, sp.indices[:, 0])
+    return _sparse(tf.boolean_mask(sp.indices, ~drop), tf.boolean_mask(sp.values, ~drop), m, n)
+
+
+def reduce_sum(sp: Any, axis: int | None) -> Any:
+    """ADCME's `sum(A)` (a scalar), `sum(A; dims=1)` (column sums), `sum(A; dims=2)` (row sums)."""
+    if axis is None:
+        return tf.reduce_sum(sp.values)
+    if axis not in (0, 1):
+        raise ArgumentValueError("sum", "dims", axis + 1, "1 or 2", "sum(A; dims=1)")
+    size = dims(sp)[1 - axis]
+    return tf.math.unsorted_segment_sum(sp.values, sp.indices[:, 1 - axis], size)
+
+
+def reshape(sp: Any, shape: Sequence[int]) -> Any:
+    """`tf.sparse.reshape` (row-major)."""
+    return tf.sparse.reshape(sp, list(shape))
+
+
+# --- solving: scipy's SuperLU in the host, with gradients --------------------------------
+
+
+def _matrix(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> Any:
+    a = scipy.sparse.csc_matrix((values, (indices[:, 0], indices[:, 1])), shape=tuple(shape))
+    return a  # duplicate entries added, as in ADCME
+
+
+def _lu(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> Any:
+    try:
+        return scipy.sparse.linalg.splu(_matrix(indices, values, shape))
+    except RuntimeError as err:  # SuperLU: "Factor is exactly singular"
+        raise ValueError(
+            f"sparse solve: the {shape[0]}×{shape[1]} matrix is singular ({err}); "
+            "a square system needs a regular matrix"
+        ) from err
+
+
+def _apply(lu: Any, rhs: np.ndarray, trans: bool) -> np.ndarray:
+    """`A \\ rhs` (`A' \\ rhs` with `trans`) for a vector or rows of right-hand sides."""
+    how = "T" if trans else "N"
+    if rhs.ndim == 1:
+        return lu.solve(rhs, trans=how)
+    return np.ascontiguousarray(lu.solve(np.ascontiguousarray(rhs.T), trans=how).T)
+
+
+def _host_solve(indices: Any, values: Any, shape: Any, rhs: Any, trans: bool) -> Any:
+    def run(i: np.ndarray, v: np.ndarray, s: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return _apply(_lu(i, v, s), b, trans)
+
+    with tf.device(HOST_CPU):
+        out = tf.py_func(run, [indices, values, shape, rhs], F64, stateful=False)
+    out.set_shape(rhs.shape)
+    return out
+
+
+def _values_gradient(indices: Any, lam: Any, x: Any) -> Any:
+    """`-(A^-T g)[rows] .* x[cols]`, added over rows of right-hand sides."""
+    rows, cols = indices[:, 0], indices[:, 1]
+    if x.shape.rank == 1:
+        return -tf.gather(lam, rows) * tf.gather(x, cols)
+    return -tf.reduce_sum(tf.gather(lam, rows, axis=1) * tf.gather(x, cols, axis=1), axis=0)
+
+
+def _check_rhs(fname: str, sp: Any, rhs: Any) -> Any:
+    rhs = tf.cast(tf.convert_to_tensor(rhs), F64)
+    rank = rhs.shape.rank
+    m = static_dims(sp)[0]
+    length = None if rank not in (1, 2) else rhs.shape.as_list()[rank - 1]
+    if rank not in (1, 2) or (m is not None and length is not None and length != m):
+        raise ArgumentValueError(
+            fname,
+            "rhs",
+            rhs,
+            f"a vector of length {m} or a matrix with {m} columns (rows of right-hand sides)",
+            "A \\ b with b = A * x",
+        )
+    return rhs
+
+
+def solve(sp: Any, rhs: Any, method: str) -> Any:
+    """ADCME's `A \\ b`: `x` with `A x = b` for a square `A`, the least squares solution for a
+    tall one (minimum norm for a wide one); `b` a vector, or a matrix whose rows are
+    right-hand sides (the rows of the result solve each)."""
+    if method not in METHODS:
+        raise ArgumentValueError("\\", "method", method, f"one of {', '.join(METHODS)}", "A \\ b")
+    rhs = _check_rhs("\\", sp, rhs)
+    m, n = static_dims(sp)
+    if m is not None and n is not None and m != n:
+        return _least_squares(sp, rhs, tall=m > n)
+    return _square_solve(sp, rhs)
+
+
+def _square_solve(sp: Any, rhs: Any) -> Any:
+    indices, shape = sp.indices, sp.dense_shape
+
+    @tf.custom_gradient
+    def solved(values: Any, b: Any) -> Any:
+        x = _host_solve(indices, values, shape, b, trans=False)
+
+        def grad(g: Any) -> tuple[Any, Any]:
+            lam = _host_solve(indices, values, shape, g, trans=True)
+            return _values_gradient(indices, lam, x), lam
+
+        return x, grad
+
+    return solved(sp.values, rhs)
+
+
+def _least_squares(sp: Any, rhs: Any, tall: bool) -> Any:
+    """Normal equations: `(A'A) \\ (A'b)` for a tall `A`, `A' ((A A') \\ b)` for a wide one."""
+    at = transpose(sp)
+    columns = tf.transpose(rhs) if rhs.shape.rank == 2 else rhs
+
+    def rows_of(x: Any) -> Any:
+        return tf.transpose(x) if rhs.shape.rank == 2 else x
+
+    if tall:
+        return _square_solve(matmul(at, sp), rows_of(matmul_dense(at, columns)))
+    y = _square_solve(matmul(sp, at), rhs)
+    return rows_of(matmul_dense(at, rows_of(y)))
+
+
+class _Factorizations:
+    """Each `factorize` op's latest LU factors, by the op's number (at most `limit` ops)."""
+
+    def __init__(self) -> None:
+        self._lus: OrderedDict[int, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+
+    def number(self) -> int:
+        return next(self._numbers)
+
+    def put(self, key: int, lu: Any, limit: int) -> None:
+        with self._lock:
+            self._lus[key] = lu
+            self._lus.move_to_end(key)
+            while len(self._lus) > max(1, limit):
+                self._lus.popitem(last=False)
+
+    def get(self, key: int) -> Any:
+        with self._lock:
+            if key not in self._lus:
+                raise ValueError(
+                    f"solve: factorization {key} was dropped (more factorize ops than "
+                    "max_cache_size); raise max_cache_size"
+                )
+            return self._lus[key]
+
+
+FACTORIZATIONS = _Factorizations()
+
+
+def factorize(sp: Any, max_cache_size: int) -> Any:
+    """ADCME's `factorize`: an int64 handle to `sp`'s LU factors, made when it runs."""
+    key = FACTORIZATIONS.number()
+
+    def run(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> np.int64:
+        FACTORIZATIONS.put(key, _lu(indices, values, shape), max_cache_size)
+        return np.int64(key)
+
+    with tf.device(HOST_CPU):
+        handle = tf.py_func(run, [sp.indices, sp.values, sp.dense_shape], I64, stateful=True)
+    handle.set_shape([])
+    return tf.stop_gradient(handle)
+
+
+def _factored_solve(handle: Any, rhs: Any, trans: bool) -> Any:
+    def run(key: np.int64, b: np.ndarray) -> np.ndarray:
+        return _apply(FACTORIZATIONS.get(int(key)), b, trans)
+
+    with tf.device(HOST_CPU):
+        out = tf.py_func(run, [handle, rhs], F64, stateful=False)
+    out.set_shape(rhs.shape)
+    return out
+
+
+def factorized_solve(sp: Any, handle: Any, rhs: Any) -> Any:
+    """ADCME's `solve(factorize(A), b)`: `A \\ b` with `A`'s factors, with gradients."""
+    rhs = _check_rhs("solve", sp, rhs)
+    indices = sp.indices
+
+    @tf.custom_gradient
+    def solved(values: Any, b: Any) -> Any:
+        x = _factored_solve(handle, b, trans=False)
+
+        def grad(g: Any) -> tuple[Any, Any]:
+            lam = _factored_solve(handle, g, trans=True)
+            return _values_gradient(indices, lam, x), lam
+
+        return x, grad
+
+    return solved(sp.values, rhs)
+
+
+def trisolve(a: Any, b: Any, c: Any, d: Any) -> Any:
+    """ADCME's `trisolve`: `x` with `a[i] x[i-1] + b[i] x[i] + c[i] x[i+1] = d[i]` (`a` and `c`
+    one shorter than `b`), TensorFlow's tridiagonal solver with partial pivoting."""
+    a, b, c, d = (tf.cast(tf.convert_to_tensor(v), F64) for v in (a, b, c, d))
+    lengths = [v.shape.as_list()[0] if v.shape.rank == 1 else -1 for v in (a, b, c, d)]
+    na, nb, nc, nd = lengths
+    if -1 in lengths or (None not in lengths and not (nb == nd == na + 1 == nc + 1)):
+        raise ArgumentValueError(
+            "trisolve",
+            "a, b, c, d",
+            tuple(lengths),
+            "vectors with length(b) == length(d) == length(a) + 1 == length(c) + 1",
+            "a and c are the sub- and superdiagonal",
+        )
+    zero = tf.zeros([1], F64)
+    diagonals_ = [tf.concat([c, zero], 0), b, tf.concat([zero, a], 0)]
+    return tf.linalg.tridiagonal_solve(diagonals_, d, diagonals_format="sequence")
+
+
+# --- ADCME's SparseAssembler: rows accumulated in the host while the graph runs ----------
+
+
+class _Assemblers:
+    """Sparse matrices being assembled, by handle: per row, its columns and values."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, tuple[float, list[list[tuple[int, float]]]]] = {}
+        self._lock = threading.Lock()
+
+    def create(self, handle: int, nrows: int, tol: float) -> int:
+        with self._lock:
+            self._open.setdefault(handle, (tol, [[] for _ in range(nrows)]))
+        return handle
+
+    def add(self, handle: int, row: int, cols: np.ndarray, vals: np.ndarray) -> int:
+        with self._lock:
+            tol, rows = self._entries(handle)
+            if not 1 <= row <= len(rows):
+                raise ValueError(
+                    f"accumulate: row {row} is outside 1..{len(rows)} (the assembler's rows)"
+                )
+            kept = [(int(c), float(v)) for c, v in zip(cols, vals, strict=True) if abs(v) > tol]
+            rows[row - 1].extend(kept)
+        return handle
+
+    def take(self, handle: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries row by row (rows and columns from 1); the assembler is then closed."""
+        with self._lock:
+            _, rows = self._entries(handle)
+            del self._open[handle]
+        entries = [(i + 1, c, v) for i, row in enumerate(rows) for c, v in row]
+        ii, jj, vv = zip(*entries, strict=True) if entries else ((), (), ())
+        return (np.array(ii, np.int64), np.array(jj, np.int64), np.array(vv, np.float64))
+
+    def _entries(self, handle: int) -> tuple[float, list[list[tuple[int, float]]]]:
+        if handle not in self._open:
+            raise ValueError(
+                f"sparse assembler {handle} is not open: run SparseAssembler({handle}, n) "
+                "first (assemble closes it)"
+            )
+        return self._open[handle]
+
+
+ASSEMBLERS = _Assemblers()
+
+
+def _host_op(fn: Any, inputs: list[Any], out: Any) -> Any:
+    with tf.device(HOST_CPU):
+        return tf.py_func(fn, inputs, out, stateful=True)
+
+
+def assembler(handle: Any, nrows: Any, tol: Any) -> Any:
+    """ADCME's `SparseAssembler(handle, n, tol)`: opens assembler `handle` for `n` rows when
+    run (an open one is kept); values of magnitude at most `tol` are left out."""
+    out = _host_op(
+        lambda h, n, t: np.int32(ASSEMBLERS.create(int(h), int(n), float(t))),
+        [tf.cast(handle, tf.int32), tf.cast(nrows, tf.int32), tf.cast(tol, F64)],
+        tf.int32,
+    )
+    out.set_shape([])
+    return out
+
+
+def assembler_add(handle: Any, row: Any, cols: Any, vals: Any) -> Any:
+    """ADCME's `accumulate(handle, row, cols, vals)`: `A[row, cols[k]] += vals[k]` when run."""
+    out = _host_op(
+        lambda h, r, c, v: np.int32(ASSEMBLERS.add(int(h), int(r), c, v)),
+        [handle, tf.cast(row, tf.int32), tf.cast(cols, tf.int32), tf.cast(vals, F64)],
+        tf.int32,
+    )
+    out.set_shape([])
+    return out
+
+
+def assembler_take(ops: Any, m: Any, n: Any) -> Any:
+    """ADCME's `assemble(m, n, ops)`: the m×n matrix of what the `ops` accumulated."""
+    ops = tf.reshape(tf.convert_to_tensor(ops), [-1])
+    ii, jj, vv = _host_op(lambda h: ASSEMBLERS.take(int(h[0])), [ops], [I64, I64, F64])
+    for x in (ii, jj, vv):
+        x.set_shape([None])
+    return from_ijv(ii, jj, vv, m, n)
