@@ -1,0 +1,131 @@
+"""The example notebooks, run by a real Jupyter kernel (this interpreter's ipykernel): their
+placement tables name the devices that really ran each op, their pictures decode, and no cell
+shows an error or a TensorFlow log line."""
+
+import base64
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import GPUS
+from PIL import Image
+from test_rich_display import Tables
+
+nbformat = pytest.importorskip("nbformat", reason="the dev extra (nbformat, nbclient, ipykernel)")
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from jupyter_client.manager import KernelManager  # noqa: E402
+from nbclient import NotebookClient  # noqa: E402
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "examples" / "notebooks"
+CELL_TIMEOUT_S = 300
+# TF's C++ log lines (`I0000 00:00:1795748893.263426 12169 port.cc:153] ...`) and absl's notice
+TF_LOG = re.compile(
+    r"^[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\]|absl::InitializeLog|rebuild TensorFlow with", re.M
+)
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def execute(name, workdir):
+    """Run a notebook in a kernel of this interpreter (a kernelspec in `workdir`); returns it."""
+    spec = workdir / "kernels" / "devplace-test"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "devplace test", "language": "python"})
+    )
+    specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
+    manager = KernelManager(kernel_name="devplace-test", kernel_spec_manager=specs)
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    NotebookClient(
+        notebook,
+        km=manager,
+        timeout=CELL_TIMEOUT_S,
+        startup_timeout=120,
+        resources={"metadata": {"path": str(workdir)}},
+    ).execute()
+    return notebook
+
+
+def outputs(notebook):
+    return [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+
+
+def check_clean(notebook):
+    """No error output, no TF log line in any text the notebook shows."""
+    for out in outputs(notebook):
+        assert out.output_type != "error", f"{out.ename}: {out.evalue}"
+        text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+        assert not TF_LOG.search(text), text
+
+
+def placement_tables(notebook):
+    """Each placement report's ops table as {op: actual device} (the moved mark dropped)."""
+    found = []
+    for out in outputs(notebook):
+        html = out.get("data", {}).get("text/html", "")
+        if "<b>Placement</b>" in html:
+            rows = Tables(html).tables[0][1:]
+            found.append({row[0]: row[3].removesuffix(" *") for row in rows})
+    return found
+
+
+def pictures(notebook):
+    return [
+        Image.open(io.BytesIO(base64.b64decode(out.data["image/png"])))
+        for out in outputs(notebook)
+        if "image/png" in out.get("data", {})
+    ]
+
+
+def test_colocate_notebook(tmp_path):
+    notebook = execute("colocate.ipynb", tmp_path)
+    check_clean(notebook)
+    pinned = GPUS[0] if GPUS else "/device:CPU:1"
+    default = GPUS[0] if GPUS else "/device:CPU:0"
+    colocated, apart = placement_tables(notebook)
+    for ran in (colocated, apart):
+        assert ran["Variable"] == "/device:CPU:0" and ran["Cos"] == "/device:CPU:0"
+        assert ran["Sin"] == pinned
+    assert colocated["gradients/Sin_grad/mul"] == pinned  # the gradient went where sin ran
+    assert apart["gradients/Sin_grad/mul"] == default
+    assert len(pictures(notebook)) == 2  # both profiles' timelines
+    assert all(p.width > 500 and p.height > 100 for p in pictures(notebook))
+    widgets = [out for out in outputs(notebook) if WIDGET in out.get("data", {})]
+    assert len(widgets) == 2  # run_profile(repeat=20)'s progress bars are notebook widgets
+    html = [
+        out.data["text/html"] for out in outputs(notebook) if "text/html" in out.get("data", {})
+    ]
+    comparison = next(h for h in html if "colocate=true vs colocate=false" in h)
+    assert "cross-device transfers" in comparison
+    assert (tmp_path / "true.json").exists() and (tmp_path / "false.json").exists()
+
+
+def test_tf1_chapter12_notebook(tmp_path):
+    notebook = execute("tf1_chapter12.ipynb", tmp_path)
+    check_clean(notebook)
+    (ran,) = placement_tables(notebook)
+    assert ran["w"].startswith("/job:ps/replica:0/task:0/")
+    assert ran["b"].startswith("/job:ps/replica:0/task:1/")
+    # the dequeue asked for worker 1 and ran where its queue lives (TF colocates them)
+    assert ran["batch"].startswith("/job:ps/replica:0/task:0/")
+    assert ran["y"].startswith("/job:worker/replica:0/task:1/")
+    cluster = next(
+        out.data["text/html"]
+        for out in outputs(notebook)
+        if "<b>LocalCluster</b>" in out.get("data", {}).get("text/html", "")
+    )
+    tasks = [row[0] for row in Tables(cluster).tables[0][1:]]
+    assert tasks == [f"/job:{job}/task:{i}" for job in ("ps", "worker") for i in (0, 1)]
+    placement = next(
+        o.data["text/html"]
+        for o in outputs(notebook)
+        if "<b>Placement</b>" in o.get("data", {}).get("text/html", "")
+    )
+    assert "4 cross-device transfers, 32 B" in placement
+    (picture,) = pictures(notebook)
+    assert picture.width > 500
+    printed = "".join(out.get("text", "") for out in outputs(notebook))
+    assert "y = [2.5, 8.5]" in printed and "y = [26.5, 32.5]" in printed
