@@ -166,4 +166,4 @@ def test_graphs_dashboard_renders_in_headless_chromium(board, tmp_path):
     )
     picture = Image.open(io.BytesIO(shot.read_bytes())).convert("RGB")
     assert picture.size == (1400, 900)
-    assert len(set(picture.getdata())) > 50  # the dashboard drew, not a blank page
+    assert len(picture.getcolors(maxcolors=1 << 20)) > 50  # it drew, not a blank page
