@@ -80,3 +80,18 @@ def test_import_prints_no_load_noise():
 def test_gpu_messages_keep_tensorflows_reason_for_no_gpu():
     assert any("Could not find cuda drivers" in m for m in GPU_MESSAGES), GPU_MESSAGES
     assert not any(m.startswith(("I0000", "E0000")) for m in GPU_MESSAGES)
+
+
+@pytest.mark.parametrize(
+    "first_use", ["dp.constant(1.0)", "dp.Session()", "from devplace import tf"]
+)
+def test_the_eager_code_warning_points_at_the_users_line(tmp_path, first_use):
+    script = tmp_path / "user_script.py"
+    script.write_text(
+        f"import devplace as dp, tensorflow as tf\ntf.constant(1.5).numpy()\n{first_use}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{script}:3: RuntimeWarning: eager TensorFlow code already ran" in done.stderr

@@ -143,6 +143,21 @@ def _no_numpy(tensor: object) -> None:
     )
 
 
+def _user_stacklevel() -> int:
+    """The `stacklevel` naming the caller's first frame outside devplace and the import system."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None:
+        name = frame.f_code.co_filename
+        if "importlib" in name and "_bootstrap" in name:
+            frame = frame.f_back  # `warnings` skips these frames itself: not counted
+            continue
+        if not (name.startswith(package) or os.path.basename(os.path.dirname(name)) == "importlib"):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 _eager_context = _context.context_safe()
 if _eager_context is not None and _eager_context._context_handle is not None:
     warnings.warn(
@@ -150,7 +165,7 @@ if _eager_context is not None and _eager_context._context_handle is not None:
         "TensorFlow to TF1 graph mode, so eager code from here on fails (docs/design.md, "
         "'TF2 code')",
         RuntimeWarning,
-        stacklevel=2,
+        stacklevel=_user_stacklevel(),
     )
 
 tf = _tensorflow.compat.v1
