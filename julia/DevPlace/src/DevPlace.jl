@@ -55,6 +55,7 @@ include("adcme/ops.jl")
 include("adcme/random.jl")
 include("adcme/sparse.jl")
 include("cluster.jl")
+include("display.jl")
 include("precompile.jl")
 
 function __init__()

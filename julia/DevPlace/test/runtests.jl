@@ -25,4 +25,5 @@ const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
     include("tf1_programs.jl")
     include("cluster.jl")
     include("handles.jl")
+    include("display.jl")
 end
