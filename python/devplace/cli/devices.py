@@ -138,9 +138,19 @@ def why_no_gpu(
 def run(args: argparse.Namespace) -> int:
     """Print the devices; 1 with TensorFlow's message if the session cannot be made."""
     from devplace._tf import GPU_MESSAGES, driver_present, tf
+    from devplace.virtual_gpus import NoGpuError
 
     try:
         rows = device_rows(args.cpus, args.gpus, args.virtual_gpus)
+    except NoGpuError as err:
+        # The Session's hint (soft=True) is no option of this command.
+        reason = str(err).split("\nHint:", 1)[0]
+        print(
+            f"devplace devices: error: {reason}\nHint: --virtual-gpus needs a GPU to split; "
+            "`devplace devices` without it lists this machine's devices",
+            file=sys.stderr,
+        )
+        return 1
     except (tf.errors.OpError, ValueError, RuntimeError) as err:
         print(f"devplace devices: error: cannot make a session: {err}", file=sys.stderr)
         return 1
