@@ -10,6 +10,12 @@
 
 using DevPlace, Test, LinearAlgebra, SparseArrays, Random, Statistics
 
+# ADCME's runtests.jl also has `using PyCall`, which cannot be installed here: DevPlace's Python
+# error and object types under that name, so that `@test_throws PyCall.PyError ...` runs.
+module PyCall
+import DevPlace: PyError, PyObject
+end
+
 "The top-level expressions of the file at `path`."
 function toplevel_expressions(path)
     text = read(path, String)
