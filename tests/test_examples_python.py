@@ -38,6 +38,10 @@ EXPECTED = {
             + (r"/device:GPU:0[ \t]*$" if HAS_GPU else r"/device:CPU:0 \*"),
             re.M,
         ),
+        # the fetch is no transfer, from a GPU as from a CPU
+        "0 cross-device transfers, 0 bytes",
+        "fetched to the client: 1 tensor, 4 bytes, from /device:"
+        + ("GPU:0" if HAS_GPU else "CPU:0"),
     ],
     "device_function.py": [
         "a.device = /device:CPU:0",
@@ -128,6 +132,8 @@ def test_example_runs(name, tmp_path):
         assert len(counts) == 2 and counts[0] != counts[1], result.stdout
         assert ("no GPU here: the seeds' /device:GPU:0 is logical" in result.stdout) != HAS_GPU
     if name == "tf1_chapter12.py":
-        trace = read_trace(tmp_path / "queue.json")
+        out = tmp_path / "out" / "tf1_chapter12"  # never the current folder itself
+        trace = read_trace(out / "queue.json")
         assert (trace.transfer_count, trace.transfer_bytes) == (4, 32)
-        assert (tmp_path / "queue.png").read_bytes().startswith(b"\x89PNG")
+        assert (out / "queue.png").read_bytes().startswith(b"\x89PNG")
+        assert not list(tmp_path.glob("queue.*"))

@@ -5,13 +5,17 @@
 # DevPlace then adds what ran where (`placement`), a profile (`run_profile`, `save_profile`) and
 # its picture.
 #
-#     julia --project=julia/DevPlace examples/julia/tf1_chapter12.jl  # writes queue.json, queue.png
+#     julia --project=julia/DevPlace examples/julia/tf1_chapter12.jl [OUT]  # OUT/queue.json, .png
+#
+# OUT defaults to `out/tf1_chapter12` under the current folder (git ignores `out/`).
 #
 # The servers run in the Python host, as in the book; like every TF server they listen on all
 # interfaces without authentication, for as long as the script runs (`LocalCluster` runs them in
 # a loopback-only namespace instead).
 using DevPlace
 using Sockets
+
+const OUT = mkpath(abspath(isempty(ARGS) ? joinpath("out", "tf1_chapter12") : ARGS[1]))
 
 "A loopback port that is free now."
 function free_port()
@@ -66,8 +70,9 @@ end
     report = placement(sess, y)  # requested and actual device per op, transfers
     println(report)
     println("y = ", Float64.(vec(run_profile(sess, y))))  # rows [8, 9], [10, 11]
-    save_profile("queue.json")  # chrome://tracing, Perfetto, `devplace profile show`
-    trace = pyimport("devplace.plot").plot_profile(abspath("queue.json"), abspath("queue.png"))
+    save_profile(joinpath(OUT, "queue.json"))  # chrome://tracing, Perfetto, `devplace profile show`
+    trace = pyimport("devplace.plot").plot_profile(joinpath(OUT, "queue.json"),
+                                                   joinpath(OUT, "queue.png"))
     println("profile: ", length(trace.ops), " ops on ", length(trace.devices),
-            " devices, picture queue.png")
+            " devices, picture ", joinpath(OUT, "queue.png"))
 end

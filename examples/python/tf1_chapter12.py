@@ -5,7 +5,9 @@ distributed TensorFlow, with one change: `import devplace as dp; tf = dp.tf` ins
 `import tensorflow as tf`. Everything else is plain TF1. devplace then adds what ran where
 (`dp.placement`), a profile (`dp.run_profile`, `dp.save_profile`) and its picture.
 
-    python examples/python/tf1_chapter12.py       # writes queue.json and queue.png here
+    python examples/python/tf1_chapter12.py [OUT]  # writes OUT/queue.json and OUT/queue.png
+
+OUT defaults to `out/tf1_chapter12` under the current folder (git ignores `out/`).
 
 The servers run in this process, as in the book; like every TF server they listen on all
 interfaces without authentication, for as long as the script runs (`devplace.cluster.
@@ -13,6 +15,8 @@ LocalCluster` runs them in a loopback-only namespace instead).
 """
 
 import socket
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +24,8 @@ import devplace as dp  # was: import tensorflow as tf
 from devplace.plot import plot_profile
 
 tf = dp.tf
+out = Path(sys.argv[1] if len(sys.argv) > 1 else "out/tf1_chapter12")
+out.mkdir(parents=True, exist_ok=True)
 
 
 def free_port():
@@ -74,6 +80,6 @@ with tf.Session(task_worker1.target, config=config) as sess:
     print(report)
     profile = dp.run_profile(sess, y)
     print("y =", np.ravel(profile.values).tolist())  # rows [8, 9], [10, 11]
-    dp.save_profile("queue.json")  # chrome://tracing, Perfetto, `devplace profile show`
-    trace = plot_profile("queue.json", "queue.png")
-    print(f"profile: {len(trace.ops)} ops on {len(trace.devices)} devices, picture queue.png")
+    dp.save_profile(out / "queue.json")  # chrome://tracing, Perfetto, `devplace profile show`
+    trace = plot_profile(out / "queue.json", out / "queue.png")
+    print(f"profile: {len(trace.ops)} ops on {len(trace.devices)} devices, picture {out}/queue.png")
