@@ -38,6 +38,10 @@ EXPECTED = {
             + (r"/device:GPU:0[ \t]*$" if HAS_GPU else r"/device:CPU:0 \*"),
             re.M,
         ),
+        # the fetch is no transfer, from a GPU as from a CPU
+        "0 cross-device transfers, 0 bytes",
+        "fetched to the client: 1 tensor, 4 bytes, from /device:"
+        + ("GPU:0" if HAS_GPU else "CPU:0"),
     ],
     "device_function.py": [
         "a.device = /device:CPU:0",

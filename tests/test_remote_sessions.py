@@ -2,9 +2,10 @@
 
 Real TF servers: `create_local_server()` in this process, and a `LocalCluster` of server
 processes for the ps/worker graphs of Géron's chapter 12 (Hands-On Machine Learning, 1st ed.).
-A transfer is a `_Send` of the partition graphs with its `_Recv` in another partition. A remote
-session also ends each fetch with a `_Send` from the master's device to itself (the client's
-side of the fetch); it has no `_Recv` in any partition and crosses nothing.
+A transfer is a `_Send` of the partition graphs with its `_Recv` in another partition. A fetch
+is none, as in process: a remote session ends it with a `_Send` from the master's device to
+itself for the client, and a tensor made on another task reaches the master by a pair read by
+nothing else; both are the fetch, from the device that made the tensor.
 """
 
 import json
@@ -21,7 +22,7 @@ from matplotlib.text import Annotation
 import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.plot import profile_figure
-from devplace.trace import read_trace
+from devplace.trace import Fetch, read_trace
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -33,8 +34,7 @@ W0, W1 = (f"/job:worker/replica:0/task:{i}/device:CPU:0" for i in (0, 1))
 @pytest.fixture(scope="module")
 def cluster():
     """Géron's cluster, smaller: two ps tasks, two workers, CPU servers as in the book (with a
-    GPU, the unpinned ops below would run on it and the master's fetches of their results
-    would cross from its GPU to its CPU as well: other counts)."""
+    GPU, the unpinned ops below would run on the tasks' GPU:0: other device names)."""
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CUDA_VISIBLE_DEVICES", "-1")  # read by each server process as it starts
         running = LocalCluster(ps=2, workers=2, start_timeout=120).start()
@@ -63,7 +63,7 @@ def test_a_fetched_constant_crosses_nothing_remote_or_in_process():
         assert "0 cross-device transfers, 0 bytes" in report.table()
 
 
-def test_the_ps_worker_graph_sends_four_tensors(cluster):
+def test_the_ps_worker_graph_sends_three_tensors_and_fetches_one(cluster):
     graph = tf.Graph()
     with graph.as_default():  # as in the book, fetched through the ps
         with tf.device("/job:ps"):
@@ -81,18 +81,19 @@ def test_the_ps_worker_graph_sends_four_tensors(cluster):
         W0,
         W1,
     )
-    # a/read goes to each worker, b from worker 0 to worker 1, and c from worker 1 to the
-    # master (the ps, where the session runs): four float32 scalars, each a _Send/_Recv pair.
-    # (Reported before: 5, the master's send of c to its own client counted too.)
+    # a/read goes to each worker, b from worker 0 to worker 1: three float32 scalars, each a
+    # _Send/_Recv pair. c goes from worker 1 to the master (the ps, where the session runs) for
+    # the client only: the fetch, from worker 1. (Reported before: 4, and 5 before that.)
     assert crossings(report) == sorted(
         [
             ("a/read:0", PS0, W0, 4),
             ("a/read:0", PS0, W1, 4),
             (f"{b.op.name}:0", W0, W1, 4),
-            (f"{c.op.name}:0", W1, PS0, 4),
         ]
     )
-    assert "4 cross-device transfers, 16 bytes" in report.table()
+    assert report.fetched == [Fetch(f"{c.op.name}:0", W1, 4)]
+    assert "3 cross-device transfers, 12 bytes" in report.table()
+    assert f"fetched to the client: 1 tensor, 4 bytes, from {W1}" in report.table()
 
 
 def replica_device_setter_graph():
@@ -114,7 +115,7 @@ def replica_device_setter_graph():
     return graph, init, [v1, v2, v3, s, p1, p2]
 
 
-def test_the_replica_device_setter_graph_sends_seven_tensors(cluster):
+def test_the_replica_device_setter_graph_sends_three_tensors_and_fetches_six(cluster):
     graph, init, fetches = replica_device_setter_graph()
     v1, v2, v3, s, p1, p2 = fetches
     with dp.Session(target=cluster.target("ps", 0), graph=graph) as sess:
@@ -124,21 +125,25 @@ def test_the_replica_device_setter_graph_sends_seven_tensors(cluster):
     assert [report.actual(n) for n in ("v1", "v2", "v3")] == [PS0, PS1, PS0]
     assert [report.actual(t.op.name) for t in (s, p1, p2)] == [W0, W1, W1]
     # s reads v1 (ps 0) and v2 (ps 1) on worker 0: 2; p1 and p2 read s on worker 1: 1 (one
-    # tensor, one pair, whatever its readers). The master is ps 0: of the six fetches, v1 and
-    # v3 are there already; v2, s, p1, p2 come to it: 4. Seven float32 scalars, 28 bytes.
-    # (Reported before: 13 and 36 B, each fetch's send to the client counted too.)
+    # tensor, one pair, whatever its readers). Three float32 scalars, 12 bytes. The six fetches
+    # come from where they were made (v2, s, p1, p2 reach the master, ps 0, for the client
+    # only). (Reported before: 7 and 28 B, and 13 and 36 B before that.)
     assert crossings(report) == sorted(
         [
             ("v1/read:0", PS0, W0, 4),
             ("v2/read:0", PS1, W0, 4),
             (f"{s.op.name}:0", W0, W1, 4),
-            (f"{s.op.name}:0", W0, PS0, 4),
-            ("v2:0", PS1, PS0, 4),
-            (f"{p1.op.name}:0", W1, PS0, 4),
-            (f"{p2.op.name}:0", W1, PS0, 4),
         ]
     )
-    assert "7 cross-device transfers, 28 bytes" in report.table()
+    assert "3 cross-device transfers, 12 bytes" in report.table()
+    assert sorted((f.device, f.tensor) for f in report.fetched) == sorted(
+        [(PS0, "v1:0"), (PS0, "v3:0"), (PS1, "v2:0"), (W0, f"{s.op.name}:0")]
+        + [(W1, f"{p.op.name}:0") for p in (p1, p2)]
+    )
+    assert (
+        f"fetched to the client: 6 tensors, 24 bytes, from {PS0} (2), {PS1} (1), {W0} (1), "
+        f"{W1} (2)" in report.table()
+    )
 
 
 def arrows(fig):
@@ -160,22 +165,26 @@ def test_a_remote_profile_draws_the_transfers_its_title_counts(cluster, tmp_path
         # complete log; what devplace reads from it is checked below.
         for _ in range(3):
             profile = dp.run_profile(sess, fetches)
-            if len(_rpc_copies(profile.run.trace)) == profile.run.trace.transfer_count:
+            if len(_rpc_copies(profile.run.trace)) == profile.run.trace.transfer_count + 4:
                 break
     saved = read_trace(dp.save_profile(tmp_path / "remote.json", profile))
     ran = {op.name for op in profile.run.placement().ops}
     for trace in (profile.run.trace, saved):
-        assert trace.transfer_count == 7 and trace.transfer_bytes == 28
+        assert trace.transfer_count == 3 and trace.transfer_bytes == 12
+        assert trace.fetched == profile.run.placement().fetched
         assert trace.devices == [PS0, PS1, W0, W1]
         # each task logs what it receives from another as RecvTensor: a copy (RPC), one per
-        # transfer into it, and not an op; the ops are those of the placement report
+        # transfer into it and per fetch made on another task (to the master), and not an op;
+        # the ops are those of the placement report
         received = Counter(c.device for c in _rpc_copies(trace))
-        assert received == Counter(t.destination for t in trace.transfers)
+        fetched = Counter(PS0 for f in trace.fetched if f.device != PS0)
+        assert received == Counter(t.destination for t in trace.transfers) + fetched
         assert {op.name for op in trace.ops} == ran
         assert all(0 <= sent <= received <= trace.makespan_us for sent, received in trace.spans)
         fig, _ = profile_figure(trace)
-        assert "7 transfers (28 B)" in " ".join(fig.axes[0].get_title().split())
-        assert len(arrows(fig)) == 7
+        title = " ".join(fig.axes[0].get_title().split())
+        assert "3 transfers (12 B)" in title and "fetched to the client: 6 tensors" in title
+        assert len(arrows(fig)) == 3
 
 
 def ps_worker_graph():

@@ -5,13 +5,74 @@ import io
 import json
 
 import pytest
-from conftest import DEFAULT_DEVICE
+from conftest import DEFAULT_DEVICE, GPUS
 from trace_builders import two_device_graph
 
 import devplace as dp
-from devplace.report import OpNotRunError
+from devplace.plot import profile_figure
+from devplace.report import Fetch, OpNotRunError
+from devplace.trace import read_trace
 
 tf = dp.tf
+
+#: Devices other than the client's side (the session's CPU:0), in process and on a local server.
+FAR = ["/device:CPU:1", *GPUS]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A TF server in this process with two CPU devices (and the GPUs), for remote sessions."""
+    return tf.train.Server.create_local_server(config=tf.ConfigProto(device_count={"CPU": 2}))
+
+
+def session(server, remote):
+    return (
+        dp.Session(target=server.target, optimize=False)
+        if remote
+        else dp.Session(cpus=2, optimize=False)
+    )
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "remote"])
+@pytest.mark.parametrize("device", FAR)
+def test_a_fetch_to_the_client_is_no_transfer(server, device, remote, tmp_path):
+    # In process the fetch's pair brings y from `device` to CPU:0's _Retval; remotely to the
+    # master's CPU:0, whose _Send goes to the client. One rule: the fetch, from `device`.
+    with dp.device(device):
+        y = tf.sin(tf.constant([1.0, 2.0, 3.0], name="x"), name="y")
+    with session(server, remote) as sess:
+        profile = dp.run_profile(sess, y)
+    report = profile.run.placement()
+    assert report.actual("y").endswith(device)
+    assert report.transfers == []
+    assert report.fetched == [Fetch("y:0", report.actual("y"), 12)]
+    line = f"fetched to the client: 1 tensor, 12 bytes, from {report.actual('y')}"
+    assert report.table().splitlines()[-2:] == ["0 cross-device transfers, 0 bytes", line]
+    assert json.loads(report.to_json())["fetched"] == [
+        {"tensor": "y:0", "device": report.actual("y"), "bytes": 12}
+    ]
+    saved = read_trace(dp.save_profile(tmp_path / "fetch.json", profile))
+    assert (saved.transfers, saved.fetched) == ([], report.fetched)
+    fig, _ = profile_figure(saved)
+    assert line in " ".join(fig.axes[0].get_title().split())
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "remote"])
+@pytest.mark.parametrize("device", FAR)
+def test_a_fetched_tensor_another_device_reads_is_one_transfer(server, device, remote):
+    with dp.device(device):
+        y = tf.sin(tf.constant([1.0, 2.0], name="x"), name="y")
+    with dp.cpu(0):
+        z = tf.cos(y, name="z")
+    with session(server, remote) as sess:
+        report = dp.placement(sess, [y, z])
+    far, near = report.actual("y"), report.actual("z")
+    assert [(t.tensor, t.source, t.destination, t.consumers) for t in report.transfers] == [
+        ("y:0", far, near, ("z",))
+    ]
+    # y crossed for z anyway: both fetches leave from the client's device
+    assert report.fetched == [Fetch("y:0", near, 8), Fetch("z:0", near, 8)]
+    assert "fetched to the client: 2 tensors, 16 bytes, from " + near in report.table()
 
 
 def test_actual_devices_and_transfer_bytes():

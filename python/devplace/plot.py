@@ -46,6 +46,7 @@ from devplace.comparison import (
     time_unit,
 )
 from devplace.errors import Error
+from devplace.report import fetched_line
 from devplace.trace import Trace, TraceOp, read_trace
 
 __all__ = [
@@ -383,7 +384,9 @@ def _title(label: str, trace: Trace, size: _Size) -> str:
         f"makespan {format_time(trace.makespan_us)}, {plural(trace.transfer_count, 'transfer')} "
         f"({'bytes unknown' if known is None else format_bytes(known)})"
     )
-    return "\n".join(textwrap.wrap(text, _wrap_width(size, _AXES_SHARE)))
+    lines = [text, fetched_line(trace.fetched)] if trace.fetched else [text]
+    width = _wrap_width(size, _AXES_SHARE)
+    return "\n".join(wrapped for line in lines for wrapped in textwrap.wrap(line, width))
 
 
 def _wrap_width(size: _Size, share: float = 1.0) -> int:

@@ -12,17 +12,18 @@ import io
 import json
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tabulate import tabulate
 
 from devplace.atomic import write_text
+from devplace.comparison import plural
 from devplace.devices import DeviceSpecError, matches
 from devplace.errors import Error
-from devplace.trace import Transfer
+from devplace.trace import Fetch, Transfer
 
-__all__ = ["OpNotRunError", "OpPlacement", "PlacementReport", "Transfer"]
+__all__ = ["Fetch", "OpNotRunError", "OpPlacement", "PlacementReport", "Transfer", "fetched_line"]
 
 
 class OpNotRunError(Error, KeyError):
@@ -54,11 +55,13 @@ class OpPlacement:
 
 @dataclass
 class PlacementReport:
-    """The placement of every op that ran for some fetches, and the transfers it caused."""
+    """The placement of every op that ran for some fetches, the transfers it caused, and the
+    tensors fetched to the client (`fetched`: no transfers, whatever device they come from)."""
 
     ops: list[OpPlacement]
     transfers: list[Transfer]
     optimized_away: list[str]
+    fetched: list[Fetch] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> OpPlacement:
         for op in self.ops:
@@ -107,6 +110,7 @@ class PlacementReport:
             "transfer_count": self.transfer_count,
             "transfer_bytes": self.transfer_bytes,
             "optimized_away": self.optimized_away,
+            "fetched": [asdict(f) for f in self.fetched],
         }
 
     def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
@@ -177,6 +181,8 @@ class PlacementReport:
             + (f" ({control} control-only, sent by no op above)" if control else "")
             + (f"; {len(self.moved)} ops (*) ran elsewhere than requested" if self.moved else "")
         )
+        if self.fetched:
+            lines.append(fetched_line(self.fetched))
         if self.optimized_away:
             lines.append(f"optimized away by TF: {', '.join(self.optimized_away)}")
         return "\n".join(lines)
@@ -187,3 +193,16 @@ class PlacementReport:
         from devplace.notebook import placement_html
 
         return placement_html(self)
+
+
+def fetched_line(fetched: list[Fetch]) -> str:
+    """`fetched to the client: N tensors, B bytes, from DEVICE` (with a count per device when
+    they come from several)."""
+    devices = Counter(f.device for f in fetched)
+    sources = ", ".join(
+        device + (f" ({n})" if len(devices) > 1 else "") for device, n in sorted(devices.items())
+    )
+    return (
+        f"fetched to the client: {plural(len(fetched), 'tensor')}, "
+        f"{sum(f.bytes for f in fetched)} bytes, from {sources}"
+    )

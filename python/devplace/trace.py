@@ -40,6 +40,7 @@ from devplace.errors import Error
 __all__ = [
     "MAX_DURATION_US",
     "MAX_TRACE_BYTES",
+    "Fetch",
     "Trace",
     "TraceError",
     "TraceOp",
@@ -118,6 +119,15 @@ class Transfer:
     consumers: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Fetch:
+    """One tensor fetched to the client (not a transfer), from the device it comes from."""
+
+    tensor: str
+    device: str
+    bytes: int
+
+
 def lane_kind(lane: str) -> tuple[str, bool]:
     """What a lane suffix holds: (`"op"`, `"kernel"` or `"copy"`, whether it aggregates others).
 
@@ -146,7 +156,9 @@ def _union_us(entries: list[TraceOp]) -> float:
 @dataclass
 class Trace:
     """A traced run's facts: its devices, ops (and GPU kernels and copies) and transfers, with
-    when each transfer left and arrived (`spans`, µs, one per transfer)."""
+    when each transfer left and arrived (`spans`, µs, one per transfer), and the tensors
+    fetched to the client (`fetched`, no transfers; empty for traces without devplace's
+    section)."""
 
     source: str
     devices: list[str]
@@ -156,6 +168,7 @@ class Trace:
     exact_transfers: bool = False
     kernels: list[TraceOp] = field(default_factory=list)
     copies: list[TraceOp] = field(default_factory=list)
+    fetched: list[Fetch] = field(default_factory=list)
 
     @property
     def makespan_us(self) -> float:
@@ -342,8 +355,8 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
                 events.text(i, "op", fallback, args),
                 device,
                 thread if isinstance(thread, int) else 0,
-                events.time(i),
-                events.number(i, "dur", 0, MAX_DURATION_US, "µs"),
+                start,
+                duration,
                 *lane_kind(lane),
                 lane,
                 events.byte_count(i, args),
@@ -445,6 +458,17 @@ def _transfers_section(name: str, data: Any) -> list[Transfer] | None:
     return transfers
 
 
+def _fetched_section(name: str, data: Any) -> list[Fetch]:
+    section = data.get("devplace") if isinstance(data, dict) else None
+    items = section.get("fetched", []) if isinstance(section, dict) else []
+    try:
+        return [Fetch(str(f["tensor"]), str(f["device"]), int(f["bytes"])) for f in items]
+    except (KeyError, TypeError, ValueError) as err:
+        raise TraceError(
+            name, f"devplace.fetched is malformed ({type(err).__name__}: {err})"
+        ) from None
+
+
 def _device_order(device: str) -> tuple[Any, ...]:
     spec = parse_device(device)
     return (
@@ -456,11 +480,16 @@ def _device_order(device: str) -> tuple[Any, ...]:
     )
 
 
-def read_trace(trace_or_path: Any, transfers: list[Transfer] | None = None) -> Trace:
+def read_trace(
+    trace_or_path: Any,
+    transfers: list[Transfer] | None = None,
+    fetched: list[Fetch] | None = None,
+) -> Trace:
     """Parse a Chrome trace (a path, or the dict `Profile.trace`) into a `Trace`.
 
-    `transfers`: the run's exact transfers when the caller has them (a traced run in memory);
-    otherwise they come from the trace's `devplace` section, or else its flow events.
+    `transfers`, `fetched`: the run's exact transfers and fetches when the caller has them (a
+    traced run in memory); otherwise they come from the trace's `devplace` section, or else
+    (transfers only) its flow events.
 
     Raises `TraceError` naming the file and what is wrong when it is missing, too large, not
     JSON, not a TensorFlow timeline (no `"<device> Compute"` processes), or holds values of the
@@ -494,4 +523,5 @@ def read_trace(trace_or_path: Any, transfers: list[Transfer] | None = None) -> T
         exact_transfers=exact is not None,
         kernels=[e for e in entries if e.kind == "kernel"],
         copies=[e for e in entries if e.kind == "copy"],
+        fetched=_fetched_section(name, data) if fetched is None else fetched,
     )

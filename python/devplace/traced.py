@@ -27,7 +27,7 @@ from devplace.devices import split_lane
 from devplace.errors import Error
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session
-from devplace.trace import Trace, TraceOp, Transfer, lane_kind, read_trace
+from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
 
 __all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
 
@@ -72,12 +72,18 @@ class TracedRun:
     @cached_property
     def trace(self) -> Trace:
         """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`)."""
-        return read_trace(self._timeline, transfers=_transfers(self.run_metadata, self.graph))
+        transfers, fetched = _crossings(self.run_metadata, self.graph)
+        return read_trace(self._timeline, transfers=transfers, fetched=fetched)
 
     @property
     def transfers(self) -> list[Transfer]:
         """The cross-device transfers: `_Send`/`_Recv` pairs of the partition graphs."""
         return self.trace.transfers
+
+    @property
+    def fetched(self) -> list[Fetch]:
+        """The tensors fetched to the client, each from the device it comes from."""
+        return self.trace.fetched
 
     @property
     def step_time_us(self) -> float:
@@ -104,7 +110,7 @@ class TracedRun:
                 ops.append(OpPlacement(node.name, node.op, requested, split_lane(node.device)[0]))
         wanted = _closure(_fetch_ops(self.graph, self.fetches))
         ops.sort(key=lambda op: op.name)
-        return PlacementReport(ops, self.transfers, sorted(wanted - ran))
+        return PlacementReport(ops, self.transfers, sorted(wanted - ran), self.fetched)
 
     @cached_property
     def _timeline(self) -> dict[str, Any]:
@@ -151,7 +157,10 @@ class TracedRun:
         """The run as Chrome-trace JSON (what `save_profile` writes): TF's timeline, and a
         `devplace` section with the exact transfers, which `read_trace` reads back."""
         return self._timeline | {
-            "devplace": {"transfers": [asdict(t) for t in self.trace.transfers]}
+            "devplace": {
+                "transfers": [asdict(t) for t in self.trace.transfers],
+                "fetched": [asdict(f) for f in self.trace.fetched],
+            }
         }
 
 
@@ -214,39 +223,69 @@ def _edge(node: Any) -> tuple[str, str, str]:
     return tuple(node.attr[k].s.decode() for k in ("tensor_name", "send_device", "recv_device"))
 
 
-def _transfers(metadata: Any, graph: Any) -> list[Transfer]:
-    """The tensors that crossed devices: every `_Send` of the partition graphs whose `_Recv`
-    is in another partition. A remote session's fetches also leave as `_Send`s, from the
-    master's device to itself for the client, with no `_Recv` in any partition: those cross
-    nothing (a tensor made elsewhere reaches the master by a pair of its own, counted)."""
+def _is_fetch(node: Any) -> bool:
+    """A fetch's end: a `_Retval` in process, a `_Send` to the client on a remote session."""
+    return node.op == "_Retval" or (node.op == "_Send" and node.attr["client_terminated"].b)
+
+
+def _crossings(metadata: Any, graph: Any) -> tuple[list[Transfer], list[Fetch]]:
+    """The tensors that crossed devices, and those fetched to the client.
+
+    A transfer is a `_Send` of the partition graphs whose `_Recv` is in another partition. One
+    rule for a fetch, in process and remote: its tensor comes from the device that made it, and
+    the pair that brings it to the client's device (GPU:0 to CPU:0 in process, a worker to the
+    master remotely), read by nothing but the fetch, is the fetch, not a transfer.
+    """
     sizes = _output_sizes(metadata)
-    readers: dict[str, list[str]] = defaultdict(list)  # node -> the nodes reading it
+    nodes = {node.name: node for p in metadata.partition_graphs for node in p.node}
+    readers: dict[str, list[Any]] = defaultdict(list)  # node -> the nodes reading it
     receivers: dict[tuple[str, str, str], str] = {}  # edge -> its _Recv node
-    for partition in metadata.partition_graphs:
-        for node in partition.node:
-            if node.op == "_Recv":
-                receivers[_edge(node)] = node.name
-            for source in node.input:
-                readers[source.lstrip("^").split(":")[0]].append(node.name)
-    found = []
-    for partition in metadata.partition_graphs:
-        for node in partition.node:
-            edge = _edge(node) if node.op == "_Send" else None
-            if edge is None or edge not in receivers or edge[1] == edge[2]:
-                continue
-            source = node.input[0]
-            control = "/ctrl/" in source  # the constant the runtime sends for a control edge
-            found.append(
-                Transfer(
-                    tensor=source if ":" in source else f"{source}:0",
-                    source=split_lane(edge[1])[0],
-                    destination=split_lane(edge[2])[0],
-                    bytes=0 if control else _tensor_bytes(graph, source, sizes),
-                    control=control,
-                    consumers=tuple(readers[receivers[edge]]),
-                )
+    for node in nodes.values():
+        if node.op == "_Recv":
+            receivers[_edge(node)] = node.name
+        for source in node.input:
+            readers[source.lstrip("^").split(":")[0]].append(node)
+    found: list[Transfer] = []
+    # each _Recv -> its tensor and the device a fetch of it is from: the sender's for a fetch's
+    # own hop, else the receiver's
+    arrived: dict[str, tuple[str, str]] = {}
+    for node in nodes.values():
+        edge = _edge(node) if node.op == "_Send" else None
+        if edge is None or edge not in receivers or edge[1] == edge[2]:
+            continue
+        source = node.input[0]
+        tensor = source if ":" in source else f"{source}:0"
+        read = readers[receivers[edge]]
+        hop = bool(read) and all(_is_fetch(r) for r in read)
+        arrived[receivers[edge]] = (tensor, split_lane(edge[1 if hop else 2])[0])
+        if hop:
+            continue  # the fetch's own hop to the client's device
+        control = "/ctrl/" in source  # the constant the runtime sends for a control edge
+        found.append(
+            Transfer(
+                tensor=tensor,
+                source=split_lane(edge[1])[0],
+                destination=split_lane(edge[2])[0],
+                bytes=0 if control else _tensor_bytes(graph, source, sizes),
+                control=control,
+                consumers=tuple(r.name for r in read if not _is_fetch(r)),
             )
-    return found
+        )
+    fetched = [_fetch(n, arrived, graph, sizes) for n in nodes.values() if _is_fetch(n)]
+    return found, sorted(fetched, key=lambda f: (f.tensor, f.device))
+
+
+def _fetch(
+    node: Any, arrived: dict[str, tuple[str, str]], graph: Any, sizes: dict[str, list[int]]
+) -> Fetch:
+    """What `node`, a fetch's end, hands the client, and the device it comes from."""
+    source = node.input[0]
+    tensor, device = arrived.get(source.split(":")[0], (source, split_lane(node.device)[0]))
+    if node.op == "_Send":  # remote: the edge names the graph's tensor (not a runtime copy)
+        tensor = node.attr["tensor_name"].s.decode()
+    elif ":" not in tensor:
+        tensor = f"{tensor}:0"
+    return Fetch(tensor, device, _tensor_bytes(graph, tensor, sizes))
 
 
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
