@@ -15,8 +15,10 @@ PS0 = "/job:ps/replica:0/task:0/device:CPU:0"
 PS1 = "/job:ps/replica:0/task:1/device:CPU:0"
 W1_CPU0 = "/job:worker/replica:0/task:1/device:CPU:0"
 W1_CPU1 = "/job:worker/replica:0/task:1/device:CPU:1"
-# Where an unpinned op in a worker/task:1 scope runs: the servers share this machine's devices.
+# Where an op with no device type runs on a task: the servers share this machine's devices, so
+# its GPU:0 where there is a GPU, else its CPU:0.
 W1_DEFAULT = "/job:worker/replica:0/task:1" + DEFAULT_DEVICE
+PS0_DEFAULT, PS1_DEFAULT = (f"/job:ps/replica:0/task:{i}" + DEFAULT_DEVICE for i in (0, 1))
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +89,16 @@ def _trainable_sum(count):
 
 def test_round_robin_over_ps_tasks_matches_replica_device_setter(cluster, sess):
     """The same model placed by TF's replica_device_setter and by round_robin in a worker
-    scope: every op runs on the same device (RunMetadata), and training gives the same values."""
+    scope: every op runs on the same device (RunMetadata), and training gives the same values,
+    on every machine: both leave the device type to TF (a ps task's GPU:0 where it has one)."""
     ps = devices(cluster.spec, "ps")
+    assert ps == ["/job:ps/task:0", "/job:ps/task:1"]
     with dp.device("/job:worker/task:1"), dp.device(dp.round_robin(ps)):
         ours, train = _trainable_sum(4)
     dp.init(sess)
     report = dp.placement(sess, train)
-    assert [report.actual(f"v{i}") for i in range(4)] == [PS0, PS1, PS0, PS1]
+    expected = [PS0_DEFAULT, PS1_DEFAULT, PS0_DEFAULT, PS1_DEFAULT]
+    assert [report.actual(f"v{i}") for i in range(4)] == expected
     assert report.actual("total") == W1_DEFAULT
 
     setter = dp.tf.train.replica_device_setter(
@@ -127,5 +132,5 @@ def test_greedy_by_bytes_balances_ps_tasks(cluster, sess):
     actual = [report.actual(f"g{i}") for i in range(len(sizes))]
     # float32 bytes: 400 -> ps0; 40, 40, 200, 160 -> ps1 (it stays lighter until 440 > 400);
     # the last 40 -> ps0 again.
-    assert actual == [PS0, PS1, PS1, PS1, PS1, PS0]
-    assert fn.load == {"/job:ps/task:0/device:CPU:0": 440, "/job:ps/task:1/device:CPU:0": 440}
+    assert actual == [PS0_DEFAULT, PS1_DEFAULT, PS1_DEFAULT, PS1_DEFAULT, PS1_DEFAULT, PS0_DEFAULT]
+    assert fn.load == {"/job:ps/task:0": 440, "/job:ps/task:1": 440}

@@ -100,10 +100,15 @@ def test_unknown_job_or_task_is_named():
 
 
 def test_remote_device_strings():
-    assert device("ps") == "/job:ps/task:0/device:CPU:0"
+    # the device type left to TensorFlow, as replica_device_setter leaves it
+    assert device("ps") == "/job:ps/task:0"
     assert device("worker", 1, "gpu", 0) == "/job:worker/task:1/device:GPU:0"
-    assert devices(SPEC, "ps") == ["/job:ps/task:0/device:CPU:0", "/job:ps/task:1/device:CPU:0"]
-    assert dp.canonical_device("/job:ps/task:0/cpu:0") == device("ps", 0)
+    assert devices(SPEC, "ps") == ["/job:ps/task:0", "/job:ps/task:1"]
+    assert devices(SPEC, "ps", "cpu") == [
+        "/job:ps/task:0/device:CPU:0",
+        "/job:ps/task:1/device:CPU:0",
+    ]
+    assert dp.canonical_device("/job:ps/task:0/cpu:0") == device("ps", 0, "CPU")
     with pytest.raises(ClusterSpecError, match="job name 'a/b'"):
         device("a/b")
 

@@ -232,17 +232,22 @@ def task_at(spec: SpecLike, addr: str) -> tuple[str, int] | None:
     return None
 
 
-def device(job: str, task: int = 0, kind: str = "CPU", index: int = 0) -> str:
-    """A remote device string: `device("ps", 0) == "/job:ps/task:0/device:CPU:0"`."""
+def device(job: str, task: int = 0, kind: str | None = None, index: int = 0) -> str:
+    """A remote device string: `device("ps", 0) == "/job:ps/task:0"`, the device type left to
+    TensorFlow as `replica_device_setter` leaves it (the task's GPU:0 where it has a GPU, else
+    its CPU:0); `device("ps", 0, "CPU") == "/job:ps/task:0/device:CPU:0"`."""
     if not isinstance(job, str) or not _JOB.match(job):
         raise ClusterSpecError(f"device: job name {job!r} is not an identifier like 'ps'")
+    if kind is None:
+        return canonical_device(Device(job=job, task=int(task)))
     return canonical_device(
         Device(job=job, task=int(task), device_type=str(kind).upper(), device_index=int(index))
     )
 
 
-def devices(spec: SpecLike, job: str, kind: str = "CPU", index: int = 0) -> list[str]:
-    """One device string per task of `job`, e.g. the ps devices for `round_robin`."""
+def devices(spec: SpecLike, job: str, kind: str | None = None, index: int = 0) -> list[str]:
+    """One device string per task of `job`, e.g. the ps devices for `round_robin`, which then
+    places as `replica_device_setter` does (see `device` for `kind`)."""
     return [device(job, task, kind, index) for task in tasks(spec, job)]
 
 
