@@ -38,8 +38,8 @@ import numpy as np
 
 import devplace as dp
 from devplace.autoplacer import CostModel, fit_link, place, simulate
-from devplace.autoplacer.api import step_time_us
 from devplace.autoplacer.tf_graph import problem_from_graph
+from devplace.autoplacer.timing import step_time_us
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

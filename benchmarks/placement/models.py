@@ -104,3 +104,34 @@ MODELS: dict[str, Callable[[], Built]] = {
     "inception_stack": inception_stack,
     "lstm_seq2seq": lstm_seq2seq,
 }
+
+
+def four_branches(n: int = 384, depths: tuple[int, ...] = (9, 7, 6, 5)) -> Built:
+    """Four unequal branches of n x n matmuls (`depths` layers each) joined by a sum: its best
+    2-way grouping puts branches 0 and 3 on one task and 1 and 2 on the other."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [n, n], name="x")
+        outs = []
+        for b, depth in enumerate(depths):
+            with tf.name_scope(f"b{b}"):
+                h = x
+                for k in range(depth):
+                    w = tf.Variable(tf.random.normal([n, n], stddev=n**-0.5), name=f"l{k}_w")
+                    h = tf.tanh(tf.matmul(h, w))
+                outs.append(tf.reduce_sum(h))
+        y = tf.add_n(outs, name="y")
+        init = tf.global_variables_initializer()
+    return graph, y, {x: np.ones([n, n], np.float32)}, init
+
+
+def wide_two_tower() -> Built:
+    """two_tower_mlp large enough (about 25 ms a step on one core) for a split to pay."""
+    return two_tower_mlp(batch=256, width=1024, depth=4)
+
+
+#: Graphs whose one-task step is 20 ms or more on one core: a split across two tasks pays.
+WIDE_MODELS: dict[str, Callable[[], Built]] = {
+    "four_branches": four_branches,
+    "wide_two_tower": wide_two_tower,
+}

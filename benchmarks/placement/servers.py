@@ -32,9 +32,9 @@ from typing import Any
 
 import devplace as dp
 from devplace.autoplacer import CostModel, autoplace, place, profile_devices, simulate
-from devplace.autoplacer.api import measure_in_rounds, measure_placement
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.tf_graph import problem_from_graph
+from devplace.autoplacer.timing import measure_in_rounds, measure_placement
 from devplace.demo import SEED_CPU, SEED_GPU
 from devplace.demo import _build as build_seed
 

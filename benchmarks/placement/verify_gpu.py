@@ -19,7 +19,7 @@ from pathlib import Path
 
 import devplace as dp
 from devplace.autoplacer import CostModel, autoplace, fit_crossings, profile_devices
-from devplace.autoplacer.api import step_time_us
+from devplace.autoplacer.timing import step_time_us
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import MODELS  # noqa: E402

@@ -25,6 +25,7 @@ from devplace.autoplacer.cost import (
     task_pair,
 )
 from devplace.autoplacer.graph import AutoPlacementError
+from devplace.autoplacer.timing import step_time_us
 from devplace.devices import parse_device
 
 __all__ = [
@@ -66,7 +67,6 @@ def _task(name: str) -> str:
 def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
     """Median step time (µs) of `fetch` in a fresh session (graph rewriting off)."""
     import devplace as dp
-    from devplace.autoplacer.api import step_time_us
 
     with dp.Session(target=target, graph=graph, optimize=False) as sess:
         with graph.as_default():

@@ -9,6 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
+from devplace.autoplacer.measure import master_task, measure_servers, task_links
+from devplace.autoplacer.timing import step_time_us
 from devplace.devices import parse_device
 
 __all__ = ["profile_devices", "profiled_cost"]
@@ -59,7 +61,6 @@ def _profile_on(
     the median untraced step time (µs) there."""
     import devplace as dp
     from devplace._tf import tf
-    from devplace.autoplacer.api import step_time_us
 
     for op in graph.get_operations():
         op._set_device(name)
@@ -165,8 +166,6 @@ def profiled_cost(
 def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[str, Any]:
     """Profiles of `names`, and for two or more tasks their links and constants, as
     `CostModel` fields."""
-    from devplace.autoplacer.measure import master_task, measure_servers, task_links
-
     found: dict[str, Any] = {"profiles": profile_devices(session, fetches, names, feed)}
     tasks = sorted({t for t in map(task_of, names) if t is not None})
     master = master_task(session)

@@ -58,12 +58,12 @@ class Schedule:
         return not self.violations
 
 
-def _consumers_by_device(problem: Problem, a: np.ndarray) -> list[dict[int, list[int]]]:
+def _consumers_by_device(problem: Problem, a: list[int]) -> list[dict[int, list[int]]]:
     out: list[dict[int, list[int]]] = []
-    for u in range(problem.n):
+    for succs in problem.succs:
         by: dict[int, list[int]] = {}
-        for v in problem.succs[u]:
-            by.setdefault(int(a[v]), []).append(v)
+        for v in succs:
+            by.setdefault(a[v], []).append(v)
         out.append(by)
     return out
 
@@ -86,11 +86,6 @@ class _Machine:
         self.dma = [dev.dma for dev in devs]
         self.host = [dev.host for dev in devs]
         self.alpha = problem.link_alpha
-
-    def can_start(self, dv: int) -> bool:
-        """True when device dv has a ready op, a free slot and pool capacity."""
-        p = self.pool[dv]
-        return bool(self.queues[dv]) and self.free[dv] > 0 and (p < 0 or self.pool_free[p] > 0)
 
     def take(self, dv: int) -> int:
         """Occupy a slot of dv and return its earliest-ready op."""
@@ -122,14 +117,16 @@ class _Run:
     """One simulation's state: the event queue, op start and finish times, transfers sent."""
 
     def __init__(self, problem: Problem, a: np.ndarray):
-        self.problem, self.a = problem, a
+        self.problem, self.a = problem, a.tolist()
         self.comp = problem.compute[np.arange(problem.n), a]
-        self.by_dev = _consumers_by_device(problem, a)
+        self.by_dev = _consumers_by_device(problem, self.a)
         self.remaining = [len(p) for p in problem.preds]
         self.topo_index = problem.topo_index.tolist()
-        self.start = np.zeros(problem.n)
-        self.finish = np.zeros(problem.n)
+        self.start = [0.0] * problem.n
+        self.finish = [0.0] * problem.n
         self.machine = _Machine(problem)
+        self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
+        self.xfer = problem.xfer.tolist()
         self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
@@ -137,6 +134,10 @@ class _Run:
         # the job runs on); `work[v]` is how long op or job v holds its device's slot.
         self.jobs: list[tuple[int, int, int]] = []
         self.work: list[float] = self.comp.tolist()
+
+    def comm(self, u: int, a: int, b: int) -> float:
+        """`Problem.comm` from lists (it is asked once per transfer)."""
+        return 0.0 if a == b else self.alpha[a][b] + self.beta[a][b] * self.xfer[u]
 
     def push(self, t: float, u: int, dest: int) -> None:
         """Schedule an event at t: u's output reaching dest, or (dest -1) u finishing."""
@@ -164,23 +165,23 @@ class _Run:
             op, dest, on = self.jobs[u - n]
             self.machine.release(on)
             if on != dest:  # the sender's half: the receiver's follows
-                total = self.problem.comm(op, int(self.a[op]), dest)
+                total = self.comm(op, self.a[op], dest)
                 self.queue_job(t, op, dest, dest, total - self.work[u])
             else:  # the receiver's half: the tensor is now on its device
                 self.sends.append((op, dest, t))
                 self.arrive(t, op, dest)
             return
-        src = int(self.a[u])
+        src = self.a[u]
         self.machine.release(src)
         for dest in self.by_dev[u]:
             if dest == src:
                 self.arrive(t, u, dest)
                 continue
             if self.machine.host[src] != self.machine.host[dest]:
-                total = self.problem.comm(u, src, dest)
+                total = self.comm(u, src, dest)
                 self.queue_job(t, u, dest, src, self.problem.host_send_share * total)
                 continue
-            end = self.machine.send(src, dest, t, self.problem.comm(u, src, dest))
+            end = self.machine.send(src, dest, t, self.comm(u, src, dest))
             self.sends.append((u, dest, end))
             if end <= t:
                 self.arrive(t, u, dest)
@@ -189,11 +190,11 @@ class _Run:
 
     def next_device(self) -> int:
         """The device to start an op on now: instant ops first, then the earliest ready."""
+        m, work = self.machine, self.work
         best, best_key = -1, None
-        for dv in range(self.problem.d):
-            if self.machine.can_start(dv):
-                head = self.machine.queues[dv][0]
-                key = (self.work[head[2]] > 0, head)
+        for dv, queue in enumerate(m.queues):  # a free slot, pool capacity and a ready op
+            if queue and m.free[dv] > 0 and (m.pool[dv] < 0 or m.pool_free[m.pool[dv]] > 0):
+                key = (work[queue[0][2]] > 0, queue[0])
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
         return best
@@ -235,8 +236,9 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     a = problem.check(assignment)
     run = _Run(problem, a)
     run.run()
-    end = float(run.finish.max(initial=0.0))
-    peak = _peak_memory(problem, a, run.start, run.finish, run.sends, end)
+    start, finish = np.array(run.start), np.array(run.finish)
+    end = float(finish.max(initial=0.0))
+    peak = _peak_memory(problem, a, start, finish, run.sends, end)
     caps = problem.caps
     violations = [
         f"{problem.devices[i].name}: {peak[i]:.4g} bytes > cap {caps[i]:.4g}"
@@ -246,11 +248,11 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
     return Schedule(
         assignment=a,
         makespan=end + problem.fixed_cost(a),
-        start=run.start,
-        finish=run.finish,
+        start=start,
+        finish=finish,
         peak_memory=peak,
         transfers=len(run.sends),
-        transfer_time=float(sum(problem.comm(u, int(a[u]), b) for u, b, _ in run.sends)),
+        transfer_time=float(sum(run.comm(u, run.a[u], b) for u, b, _ in run.sends)),
         violations=violations,
     )
 

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from devplace.autoplacer.coarsen import coarsen
 from devplace.autoplacer.graph import AutoPlacementError, Problem
 from devplace.autoplacer.placers import DEFAULT_BUDGET_S, PLACERS
 from devplace.autoplacer.placers.exhaustive import exhaustive
 from devplace.autoplacer.placers.search import MAX_BUDGET_S, check_budget, run_search
+from devplace.autoplacer.simulator import simulate
 
 __all__ = ["MAX_BUDGET_S", "STRATEGIES", "Choice", "choose", "place"]
 
@@ -32,11 +34,14 @@ class Choice:
 def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> Choice:
     """An assignment (device index per op) of `problem` by the named strategy, and its maker.
 
-    `budget_s`: seconds in (0, `MAX_BUDGET_S`] for the whole call. "auto": `search` within the
-    budget; when the problem fits the exhaustive placer's size limit, search gets an eighth
-    of it (it converges fast on so few groups; its result seeds the exhaustive search, which
-    gets the rest and keeps the best found if time runs out: at 0.8 s this proves the optimum
-    of every benchmark graph, see benchmarks/placement/results.md). Every other name is a
+    `budget_s`: seconds in (0, `MAX_BUDGET_S`] for the whole call. "auto": when coarsening
+    (`autoplacer.coarsen`) leaves fewer groups, first the units get half the budget, then the
+    ops the rest, starting from the units' result; the better is kept ("... on units" names
+    the first). On each: `search` within its budget; when the problem fits the exhaustive
+    placer's size limit, search gets an eighth of it (it converges fast on so few groups; its
+    result seeds the exhaustive search, which gets the rest and keeps the best found if time
+    runs out: at 0.8 s this proves the optimum of every benchmark graph, see
+    benchmarks/placement/results.md). Every other name is a
     registered placer (`devplace.autoplacer.placers.PLACERS`), refused above its size limit;
     the exact ones ("exhaustive", "milp") keep to the budget too, returning the best found so
     far (`Choice.optimal` False) when it runs out.
@@ -50,8 +55,30 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
             f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
         )
     deadline = time.perf_counter() + budget_s
+    coarse = coarsen(problem)
+    if len(np.unique(coarse.groups)) == len(np.unique(problem.groups)):
+        return _auto(problem, budget_s)
+    # Units first (half the budget): the exact placers fit far more graphs there; then the
+    # ops themselves from the units' best, which may split a unit when that pays.
+    on_units = _auto(coarse, budget_s / 2)
+    on_units.placer += " on units"
+    left = max(deadline - time.perf_counter(), 1e-3)
+    on_ops = _auto(problem, left, start=on_units.assignment)
+    if simulate(problem, on_ops.assignment).makespan < simulate(
+        problem, on_units.assignment
+    ).makespan * (1 - 1e-9):
+        on_ops.skipped.update(on_units.skipped)
+        return on_ops
+    return on_units
+
+
+def _auto(problem: Problem, budget_s: float, start: np.ndarray | None = None) -> Choice:
+    """`search` within `budget_s` (from `start` too, when given), then, when the problem fits
+    the exhaustive placer's size limit, exhaustive search from its result with the rest of
+    the budget (search gets an eighth then)."""
+    deadline = time.perf_counter() + budget_s
     refusal = PLACERS["exhaustive"].refusal(problem)
-    found = run_search(problem, budget_s if refusal else budget_s / 8)
+    found = run_search(problem, budget_s if refusal else budget_s / 8, start=start)
     searched = Choice(found.assignment, f"search (from {found.start})", found.skipped)
     if refusal is not None:
         searched.skipped["exhaustive"] = refusal

@@ -16,6 +16,7 @@ __all__ = [
     "SCALING",
     "Assigner",
     "Placer",
+    "ReadyTimes",
     "Solution",
     "Timelines",
     "data_ready",
@@ -108,12 +109,34 @@ class Assigner:
         self.ok = problem.group_allowed()
         self.caps = problem.caps if check_memory else np.full(problem.d, np.inf)
         self.used = np.zeros(problem.d)
-        for i in range(problem.n):
-            if not self.ok[i].any():
-                raise InfeasibleError(
-                    f"op {problem.names[i]!r} and its colocation group have no device they can "
-                    "all run on; hint: check kernels, pins and colocation constraints"
-                )
+        self._ok_lists: list[list[int]] | None = None
+        self._need: list[float] = []
+        self._room: list[float] = []
+        self._capped = bool(np.isfinite(self.caps).any())
+        nowhere = np.flatnonzero(~self.ok.any(axis=1))
+        if nowhere.size:
+            raise InfeasibleError(
+                f"op {problem.names[nowhere[0]]!r} and its colocation group have no device they "
+                "can all run on; hint: check kernels, pins and colocation constraints"
+            )
+
+    def options(self, op: int) -> list[int]:
+        """The devices of `feasible_mask(op)`, as a list, from lists (list schedulers ask once
+        per op, and NumPy's per-call cost would dominate); raises as it does when empty."""
+        placed = int(self.assignment[op])
+        if placed >= 0:
+            return [placed]
+        if self._ok_lists is None:
+            self._ok_lists = [[j for j, x in enumerate(row) if x] for row in self.ok.tolist()]
+            self._need = self.group_mem[self.label].tolist()
+            self._room = (self.caps * (1 + 1e-9)).tolist()
+        allowed = self._ok_lists[op]
+        if self._capped:
+            used, need, room = self.used.tolist(), self._need[op], self._room
+            allowed = [j for j in allowed if used[j] + need <= room[j]]
+        if not allowed:
+            self.feasible_mask(op)  # raises, naming the op
+        return allowed
 
     def mask(self, op: int) -> np.ndarray:
         """Devices op may go to now: its group's device if placed, else allowed ones that fit."""
@@ -165,13 +188,13 @@ def mean_comm(problem: Problem) -> np.ndarray:
 def upward_rank(problem: Problem) -> np.ndarray:
     """HEFT's upward rank: mean compute plus the longest mean-cost path to an exit."""
     w = np.where(problem.allowed, problem.compute, np.nan)
-    mean_w = np.nanmean(w, axis=1)
-    c = mean_comm(problem)
-    rank = np.zeros(problem.n)
+    mean_w = np.nanmean(w, axis=1).tolist()
+    c = mean_comm(problem).tolist()
+    rank = [0.0] * problem.n
+    succs = problem.succs
     for u in reversed(problem.topo):
-        tail = max((c[u] + rank[v] for v in problem.succs[u]), default=0.0)
-        rank[u] = mean_w[u] + tail
-    return rank
+        rank[u] = mean_w[u] + (c[u] + max([rank[v] for v in succs[u]]) if succs[u] else 0.0)
+    return np.array(rank)
 
 
 def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.ndarray) -> np.ndarray:
@@ -183,6 +206,32 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
         arrive[src] = finish[u]
         np.maximum(ready, arrive, out=ready)
     return ready
+
+
+class ReadyTimes:
+    """`data_ready` for list schedulers that place one op at a time, on plain lists (a
+    hundred thousand ops a second, where NumPy's per-call cost dominates arrays of a few
+    devices)."""
+
+    def __init__(self, problem: Problem):
+        self.preds = problem.preds
+        self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
+        self.xfer = problem.xfer.tolist()
+        self.devices = range(problem.d)
+        self.where = [-1] * problem.n  # device per placed op
+        self.finish = [0.0] * problem.n
+
+    def __call__(self, op: int) -> list[float]:
+        """Earliest time op's inputs can be on each device (its predecessors all placed)."""
+        ready = [0.0 for _ in self.devices]
+        for u in self.preds[op]:
+            src, done, size = self.where[u], self.finish[u], self.xfer[u]
+            alpha, beta = self.alpha[src], self.beta[src]
+            for dv in self.devices:
+                t = done if dv == src else done + alpha[dv] + beta[dv] * size
+                if t > ready[dv]:
+                    ready[dv] = t
+        return ready
 
 
 def _swappable(problem: Problem, i: int, j: int) -> bool:

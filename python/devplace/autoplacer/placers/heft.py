@@ -14,9 +14,9 @@ from devplace.autoplacer.graph import InfeasibleError, Problem
 from devplace.autoplacer.placers._common import (
     Assigner,
     Placer,
+    ReadyTimes,
     Solution,
     Timelines,
-    data_ready,
     upward_rank,
 )
 
@@ -29,20 +29,22 @@ def heft(problem: Problem) -> np.ndarray:
     rank = upward_rank(problem)
     # rank[u] >= rank[v] on every edge u -> v, so ties broken by topological index keep
     # the order topological.
-    order = sorted(range(problem.n), key=lambda i: (-rank[i], problem.topo_index[i]))
-    finish = np.zeros(problem.n)
+    order = np.lexsort((problem.topo_index, -rank)).tolist()
+    ready_at = ReadyTimes(problem)
+    compute = problem.compute.tolist()
     timelines = Timelines(problem)
     for op in order:
-        mask = state.feasible_mask(op)
-        ready = data_ready(problem, op, state.assignment, finish)
+        ready = ready_at(op)
         best, best_t, best_s, best_lane = -1, np.inf, 0.0, 0
-        for dv in np.flatnonzero(mask):
-            w = problem.compute[op, dv]
-            s, lane = timelines.earliest(int(dv), ready[dv], w, insert=True)
+        for dv in state.options(op):
+            w = compute[op][dv]
+            s, lane = timelines.earliest(dv, ready[dv], w, insert=True)
             if s + w < best_t:
-                best, best_t, best_s, best_lane = int(dv), s + w, s, lane
+                best, best_t, best_s, best_lane = dv, s + w, s, lane
         state.put(op, best)
-        finish[op] = best_t
+        for member in state.members[state.label[op]].tolist():
+            ready_at.where[member] = best
+        ready_at.finish[op] = best_t
         if best_t > best_s:
             timelines.book(best, best_lane, best_s, best_t)
     return state.result()

@@ -99,7 +99,10 @@ def _region(
 
 
 def improve(
-    problem: Problem, assignment: np.ndarray, budget_s: float = DEFAULT_BUDGET_S
+    problem: Problem,
+    assignment: np.ndarray,
+    budget_s: float = DEFAULT_BUDGET_S,
+    schedule: Schedule | None = None,
 ) -> tuple[np.ndarray, Schedule]:
     """First-improvement local search within `budget_s` seconds; returns it and its schedule.
 
@@ -109,7 +112,7 @@ def improve(
     deadline = time.perf_counter() + budget_s
     state = Assigner(problem)
     a = np.asarray(assignment, dtype=np.int64).copy()
-    best = simulate(problem, a)
+    best = schedule if schedule is not None else simulate(problem, a)
     best_key = _score(problem, best)
     classes = device_classes(problem)
     label, members, ok = state.label, state.members, state.ok
@@ -171,7 +174,7 @@ class SearchResult:
 
 def _starts(
     problem: Problem, deadline: float, skipped: dict[str, str]
-) -> tuple[list[tuple[tuple[float, float], np.ndarray, str]], list[InfeasibleError]]:
+) -> tuple[list[tuple[tuple[float, float], np.ndarray, str, Schedule]], list[InfeasibleError]]:
     """Scored distinct assignments of the portfolio members that fit, in `PORTFOLIO_ORDER`.
 
     Members above their size limit are skipped; once the deadline has passed no further
@@ -182,7 +185,7 @@ def _starts(
     rank = {name: k for k, name in enumerate(PORTFOLIO_ORDER)}
     members = [name for name, placer in PLACERS.items() if placer.portfolio]
     names = sorted(members, key=lambda name: rank.get(name, len(rank)))
-    starts: list[tuple[tuple[float, float], np.ndarray, str]] = []
+    starts: list[tuple[tuple[float, float], np.ndarray, str, Schedule]] = []
     errors: list[InfeasibleError] = []
     for name in names:
         member = PLACERS[name]
@@ -198,25 +201,36 @@ def _starts(
         except InfeasibleError as err:
             errors.append(err)
             continue
-        if not any(np.array_equal(a, b) for _, b, _ in starts):
-            starts.append((_score(problem, simulate(problem, a)), a, name))
+        if not any(np.array_equal(a, b) for _, b, _, _ in starts):
+            s = simulate(problem, a)
+            starts.append((_score(problem, s), a, name, s))
     starts.sort(key=lambda item: item[0])
     return starts, errors
 
 
-def run_search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> SearchResult:
-    """Best portfolio member, improved by local search (see the module docstring)."""
+def run_search(
+    problem: Problem,
+    budget_s: float = DEFAULT_BUDGET_S,
+    seed: int = 0,
+    start: np.ndarray | None = None,
+) -> SearchResult:
+    """Best portfolio member, improved by local search (see the module docstring); `start`:
+    one more start (e.g. the best placement of the problem's units), named "units"."""
     deadline = time.perf_counter() + budget_s
     skipped: dict[str, str] = {}
     starts, errors = _starts(problem, deadline, skipped)
+    if start is not None:
+        s = simulate(problem, start)
+        starts.append((_score(problem, s), np.asarray(start), "units", s))
+        starts.sort(key=lambda item: item[0])
     if not starts:
         raise errors[0]
-    best_key, best_a, best_from = starts[0]
-    for _, a, name in starts:  # every distinct start, best first, while time lasts
+    best_key, best_a, best_from, _ = starts[0]
+    for _, a, name, known in starts:  # every distinct start, best first, while time lasts
         left = deadline - time.perf_counter()
         if left <= 0:
             break
-        a, s = improve(problem, a, left)
+        a, s = improve(problem, a, left, known)
         if _score(problem, s) < best_key:
             best_key, best_a, best_from = _score(problem, s), a, name
     best_key, best_a = _walk(problem, best_a, best_key, deadline, seed)

@@ -1,0 +1,72 @@
+"""Step times measured on real sessions: a session's median step, a placement's step in a
+fresh session, and several placements timed in interleaved rounds.
+
+The one module of the autoplacer that times real steps; `api`, `profiles` and `measure` use it
+(it imports none of them).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["measure_in_rounds", "measure_placement", "step_time_us"]
+
+
+def step_time_us(sess: Any, fetches: Any, feed: Any = None, runs: int = 20) -> float:
+    """Median wall time (µs) of `runs` steps of `fetches` after two warm-up steps."""
+    for _ in range(2):
+        sess.run(fetches, feed_dict=feed)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run(fetches, feed_dict=feed)
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def measure_placement(
+    session: Any, fetches: Any, devices: Mapping[str, str], feed: Any = None, runs: int = 20
+) -> float:
+    """Median wall step time (µs) of `fetches` with each op named in `devices` on its device,
+    in a fresh session of `session`'s graph, target and config.
+
+    Every global variable is initialised afresh (values do not change step times; on a
+    cluster this resets the servers' copies too); the ops' devices are restored afterwards.
+    """
+    from devplace._tf import tf
+
+    graph = session.graph
+    ops = [graph.get_operation_by_name(name) for name in devices]
+    before = [op.device for op in ops]
+    try:
+        for op in ops:
+            op._set_device(devices[op.name])
+        with graph.as_default():
+            inits = [v.initializer for v in tf.global_variables()]
+        config = getattr(session, "_config", None)
+        with tf.Session(session.sess_str, graph=graph, config=config) as sess:
+            if inits:
+                sess.run(inits)
+            return step_time_us(sess, fetches, feed, runs)
+    finally:
+        for op, dev in zip(ops, before, strict=True):
+            op._set_device(dev)
+
+
+def measure_in_rounds(
+    placements: Mapping[str, Sequence[int]],
+    measure: Callable[[Sequence[int]], float],
+    rounds: int,
+) -> dict[str, list[float]]:
+    """Each labelled placement's `measure` over `rounds` interleaved rounds, so a burst of
+    load hits them all alike; labels with one assignment are measured once per round and share
+    the times."""
+    distinct = {tuple(map(int, a)): a for a in placements.values()}
+    timed: dict[tuple[int, ...], list[float]] = {key: [] for key in distinct}
+    for _ in range(rounds):
+        for key, a in distinct.items():
+            timed[key].append(measure(a))
+    return {label: timed[tuple(map(int, a))] for label, a in placements.items()}

@@ -1,0 +1,86 @@
+"""Coarsening: chains and feeders merged into units, branches kept apart, and `auto` placing
+the units of a four-branch graph as the best 2-way grouping."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from devplace.autoplacer import Problem, ProblemDevice, simulate
+from devplace.autoplacer.coarsen import coarsen, units
+from devplace.autoplacer.strategies import choose
+
+
+def branches(depths: list[int], groups: list[int] | None = None) -> Problem:
+    """An input op, one chain per branch (each layer: a cheap weight feeding a 1000 µs op),
+    and a join; on two one-slot devices of two hosts with a 50 µs link."""
+    names, edges, times = ["x"], [], [1.0]
+    ends = []
+    for b, depth in enumerate(depths):
+        prev = 0
+        for k in range(depth):
+            names += [f"b{b}/w{k}", f"b{b}/op{k}"]
+            w, op = len(names) - 2, len(names) - 1
+            times += [0.0, 1000.0]
+            edges += [(w, op), (prev, op)]
+            prev = op
+        ends.append(prev)
+    names.append("join")
+    times.append(1.0)
+    edges += [(e, len(names) - 1) for e in ends]
+    n = len(names)
+    devices = [ProblemDevice(f"/job:w/task:{i}/device:CPU:0", "cpu", host=f"t{i}") for i in (0, 1)]
+    return Problem(
+        names=names,
+        devices=devices,
+        compute=np.array([[t, t] for t in times]),
+        edges=edges,
+        xfer=np.ones(n),
+        link_alpha=np.full((2, 2), 50.0) - np.diag([50.0, 50.0]),
+        link_beta=np.zeros((2, 2)),
+        memory=np.zeros(n),
+        groups=None if groups is None else np.array(groups),
+        master_host="t0",
+    )
+
+
+def test_each_branch_is_one_unit_and_fan_in_and_fan_out_stay_apart():
+    problem = branches([3, 2])
+    label = units(problem)
+    by_name = dict(zip(problem.names, label.tolist(), strict=True))
+    assert len(set(label.tolist())) == 4  # x, two branches, the join
+    assert {by_name[x] for x in problem.names if x.startswith("b0/")} == {by_name["b0/op0"]}
+    assert {by_name[x] for x in problem.names if x.startswith("b1/")} == {by_name["b1/op0"]}
+    assert len({by_name["x"], by_name["b0/op0"], by_name["b1/op0"], by_name["join"]}) == 4
+
+
+def test_costly_source_branches_stay_apart_and_colocation_groups_stay_whole():
+    # two chains fed by nothing (sources) into one join: sources, but too costly to be feeders
+    problem = branches([2, 2])
+    sources = Problem(**{**_fields(problem), "edges": [e for e in problem.edges if e[0] != 0]})
+    assert len(set(units(sources).tolist())) == 4  # x alone, two branches, the join
+    groups = list(range(problem.n))
+    groups[problem.names.index("join")] = groups[problem.names.index("x")]  # colocated
+    coloc = branches([2, 2], groups=groups)
+    label = units(coloc)
+    assert label[coloc.names.index("join")] == label[coloc.names.index("x")]
+
+
+def _fields(problem: Problem) -> dict:
+    keys = ("names", "devices", "compute", "edges", "xfer", "link_alpha", "link_beta", "memory")
+    return {k: getattr(problem, k) for k in keys}
+
+
+def test_auto_places_the_units_of_four_unequal_branches_as_the_best_grouping():
+    problem = branches([9, 7, 6, 5])
+    coarse = coarsen(problem)
+    assert len(set(coarse.groups.tolist())) == 6
+    choice = choose(problem, "auto", 0.8)
+    a = choice.assignment
+    side = {b: int(a[problem.names.index(f"b{b}/op0")]) for b in range(4)}
+    assert side[0] == side[3] != side[1] == side[2]  # 9 + 5 against 7 + 6 layers
+    # every op of a branch with its branch
+    for b in range(4):
+        assert {int(a[i]) for i, x in enumerate(problem.names) if x.startswith(f"b{b}/")} == {
+            side[b]
+        }
+    assert simulate(problem, a).makespan < 14 * 1000 + 200
