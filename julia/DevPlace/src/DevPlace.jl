@@ -33,6 +33,14 @@ export reset_default_graph, enable_eager_execution, while_loop, if_else, stop_gr
 export SparseTensor, RawSparseTensor, spdiag, spzero, spdiagm, dense_to_sparse, find, rows, cols,
        compress, zero_out_row, factorize, solve, trisolve, SparseAssembler, accumulate, assemble
 
+# ADCME's optimizers, layers and files (src/adcme/optim.jl, layers.jl, io.jl).
+export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
+       GradientDescentOptimizer, RMSPropOptimizer, minimize, ScipyOptimizerInterface,
+       ScipyOptimizerMinimize, BFGS!, Optimize!, CustomOptimizer, newton_raphson,
+       newton_raphson_with_grad, NonlinearConstrainedProblem, NRResult, ae, ae_init, ae_num,
+       ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
+       Diary, scalar
+
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
@@ -53,6 +61,9 @@ include("adcme/core.jl")
 include("adcme/gpu.jl")
 include("adcme/ops.jl")
 include("adcme/random.jl")
+include("adcme/io.jl")
+include("adcme/optim.jl")
+include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("cluster.jl")
 include("display.jl")

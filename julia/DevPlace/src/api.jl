@@ -279,8 +279,14 @@ const UPDATE_OPS = "update_ops"
     bn(x; training=true, kwargs...)
 
 Batch normalization built from `tf.nn` ops; its moving-average updates go to `UPDATE_OPS`.
+ADCME's keywords `is_training` and `scope` are `training` and `name`.
 """
-bn(x; kwargs...) = dpcall("bn", x; kwargs...)
+function bn(x; kwargs...)
+    kw = Dict{Symbol,Any}(kwargs)
+    haskey(kw, :is_training) && (kw[:training] = pop!(kw, :is_training))
+    haskey(kw, :scope) && (kw[:name] = pop!(kw, :scope))
+    return dpcall("bn", x; kw...)
+end
 
 """
     batch_norm(x; training=true, kwargs...)

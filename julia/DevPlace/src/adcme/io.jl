@@ -1,0 +1,146 @@
+# ADCME's src/io.jl: variables saved to and loaded from .mat files (`save`, `load`), Python
+# objects pickled (`psave`, `pload`), TensorBoard summaries (`Diary`, `scalar`, `write`).
+# The host's side is python/devplace/bridge/adcme_io.py. This file also has `bridge_rule`, how
+# the optimizer, layer and file functions call their Python modules (one request each).
+
+const BRIDGE_MODULES = Dict{String,PyObject}()
+const BRIDGE_RULES = Dict{Tuple{String,String},PyObject}()
+
+"""
+    bridge_rule(mod, name, args...; kwargs...)
+
+Call `devplace.bridge.<mod>.<name>` (e.g. `bridge_rule("adcme_io", "matread", file)`) in one
+request.
+"""
+function bridge_rule(mod::String, name::String, args...; kwargs...)
+    f = get!(BRIDGE_RULES, (mod, name)) do
+        m = get!(() -> lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge." * mod,))),
+                 BRIDGE_MODULES, mod)
+        attribute(m, name)
+    end
+    return call_python(f, name, args, kwargs)
+end
+
+variable_list(::Nothing) = nothing
+variable_list(v::PyObject) = [v]
+variable_list(vs::AbstractArray) = collect(vs)
+
+"""
+    save(sess, file, vars=nothing, feeds...) -> Dict{String,Any}
+    save(sess, vars=nothing, feeds...) -> Dict{String,Any}
+
+The values of `vars` (a variable or several; all trainable variables if `nothing`) in `sess`,
+keyed by name as ADCME keys them (`"w:0"` is `"wcolon0"`, `/` is `backslash`); with `file`, also
+written to that .mat file (scipy's MATLAB format, readable by MATLAB and Julia's MAT).
+"""
+save(sess::PyObject, file::AbstractString, vars = nothing, feeds...) =
+    bridge_rule("adcme_io", "save_variables", sess, String(file), variable_list(vars),
+                feed_dict("save", feeds))
+save(sess::PyObject, vars::Union{Nothing,PyObject,AbstractArray} = nothing, feeds...) =
+    bridge_rule("adcme_io", "save_variables", sess, nothing, variable_list(vars),
+                feed_dict("save", feeds))
+
+"""
+    load(sess, file, vars=nothing, feeds...)
+    load(sess, d::Dict, vars=nothing, feeds...)
+
+Assign `vars` (all trainable variables if `nothing`) in `sess` from a .mat file written by
+`save` (or the Dict `save` returns). A variable not in the file is left as it is, with a
+warning naming it.
+"""
+function load(sess::PyObject, source::Union{AbstractString,AbstractDict}, vars = nothing, feeds...)
+    src = source isa AbstractString ? String(source) : source
+    missing_names = bridge_rule("adcme_io", "load_variables", sess, src, variable_list(vars),
+                                feed_dict("load", feeds))
+    for name in missing_names
+        @warn "$name not found in the file, skipped"
+    end
+    return nothing
+end
+
+"""
+    matread(file) -> Dict{String,Any}
+
+The arrays of a .mat file by name (1×1 matrices as numbers), as Julia's MAT package reads them.
+"""
+matread(file::AbstractString) = bridge_rule("adcme_io", "matread", String(file))
+
+"""
+    matwrite(file, d::Dict)
+
+Write the arrays of `d` to the .mat file `file` (vectors as columns).
+"""
+matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme_io", "matwrite", String(file), d)
+
+"""
+    psave(o, file)
+
+Pickle `o` (a Python object, or a Julia value as it travels to Python) into `file`. See
+`pload`.
+"""
+psave(o, file::AbstractString) = bridge_rule("adcme_io", "psave", o, String(file))
+
+"""
+    pload(file) -> PyObject
+
+The Python object pickled in `file` (by `psave`).
+"""
+pload(file::AbstractString) = bridge_rule("adcme_io", "pload", String(file))
+
+"""
+    Diary(suffix=nothing)
+
+A TensorBoard diary in a new temporary folder (printed, with the `tensorboard` command that
+shows it): `write(d, step, run(sess, scalar(x)))` adds summaries, `save(d, dir)` copies it to
+`dir`, `load(d, dir)` continues one there.
+"""
+mutable struct Diary
+    writer::PyObject
+    tdir::String
+end
+
+function Diary(suffix::Union{AbstractString,Nothing} = nothing)
+    tdir = mktempdir()
+    printstyled("tensorboard --logdir=\"$(tdir)\" --port 0\n", color = :blue)
+    return Diary(bridge_rule("adcme_io", "file_writer", tdir, suffix), tdir)
+end
+
+"""
+    save(d::Diary, dir)
+
+Copy the diary's folder to `dir` (replacing it).
+"""
+save(d::Diary, dir::AbstractString) = cp(d.tdir, dir; force = true)
+
+"""
+    load(d::Diary, dir)
+
+Make `d` write into the diary folder `dir` from now on.
+"""
+function load(d::Diary, dir::AbstractString)
+    d.writer = bridge_rule("adcme_io", "file_writer", String(dir))
+    d.tdir = String(dir)
+    return d
+end
+
+"""
+    scalar(o::PyObject, name=tensorname(o)) -> PyObject
+
+A scalar summary of `o` for a `Diary` (`tf.summary.scalar`); running it gives its bytes.
+"""
+scalar(o::PyObject, name::Union{AbstractString,Missing} = missing) =
+    tfcall("summary.scalar", name === missing ? replace(tensorname(o), ':' => '_') : String(name), o)
+
+summary_bytes(s::AbstractString) = Vector{UInt8}(codeunits(s))
+summary_bytes(s::AbstractVector{UInt8}) = s
+
+"""
+    write(d::Diary, step, summaries)
+
+Add a run summary (`run(sess, scalar(x))`: bytes or a string) or a vector of them to the diary
+at `step`.
+"""
+Base.write(d::Diary, step::Integer, s::Union{AbstractString,AbstractVector{UInt8}}) =
+    bridge_rule("adcme_io", "diary_write", d.writer, Int(step), [summary_bytes(s)])
+Base.write(d::Diary, step::Integer, ss::AbstractVector{<:Union{AbstractString,AbstractVector{UInt8}}}) =
+    bridge_rule("adcme_io", "diary_write", d.writer, Int(step), summary_bytes.(ss))

@@ -1,0 +1,402 @@
+# ADCME's src/optim.jl: TensorFlow's optimizers (`AdamOptimizer(...).minimize(loss)`), scipy's
+# minimizers over a graph's variables (`BFGS!`, `ScipyOptimizerInterface`, `Optimize!`,
+# `CustomOptimizer`; the host's side is python/devplace/bridge/adcme_optim.py) and Newton-Raphson
+# solvers built into the graph. ADCME's options for them are `DevPlace.options`.
+
+"""
+    AdamOptimizer(learning_rate=1e-3; kwargs...)
+
+TensorFlow's Adam optimizer (`tf.train.AdamOptimizer`): `opt = AdamOptimizer().minimize(loss)`,
+then `run(sess, opt)` takes one step. The learning rate may be a placeholder. The other
+optimizers (`GradientDescentOptimizer`, `AdadeltaOptimizer`, `AdagradOptimizer`,
+`AdagradDAOptimizer`, `RMSPropOptimizer`) are used the same way.
+"""
+AdamOptimizer(learning_rate = 1e-3; kwargs...) =
+    tfcall("train.AdamOptimizer"; learning_rate = learning_rate, kwargs...)
+
+"""
+    AdadeltaOptimizer(learning_rate=1e-3; kwargs...)
+
+TensorFlow's Adadelta optimizer; see `AdamOptimizer`.
+"""
+AdadeltaOptimizer(learning_rate = 1e-3; kwargs...) =
+    tfcall("train.AdadeltaOptimizer"; learning_rate = learning_rate, kwargs...)
+
+"""
+    AdagradDAOptimizer(learning_rate=1e-3; global_step, kwargs...)
+
+TensorFlow's Adagrad dual averaging optimizer; `global_step` is an int64 variable. See
+`AdamOptimizer`.
+"""
+AdagradDAOptimizer(learning_rate = 1e-3; global_step, kwargs...) =
+    tfcall("train.AdagradDAOptimizer", learning_rate, global_step; kwargs...)
+
+"""
+    AdagradOptimizer(learning_rate=1e-3; kwargs...)
+
+TensorFlow's Adagrad optimizer; see `AdamOptimizer`.
+"""
+AdagradOptimizer(learning_rate = 1e-3; kwargs...) =
+    tfcall("train.AdagradOptimizer", learning_rate; kwargs...)
+
+"""
+    GradientDescentOptimizer(learning_rate=1e-3; kwargs...)
+
+Plain gradient descent (`tf.train.GradientDescentOptimizer`); see `AdamOptimizer`.
+"""
+GradientDescentOptimizer(learning_rate = 1e-3; kwargs...) =
+    tfcall("train.GradientDescentOptimizer", learning_rate; kwargs...)
+
+"""
+    RMSPropOptimizer(learning_rate=1e-3; kwargs...)
+
+TensorFlow's RMSProp optimizer; see `AdamOptimizer`.
+"""
+RMSPropOptimizer(learning_rate = 1e-3; kwargs...) =
+    tfcall("train.RMSPropOptimizer", learning_rate; kwargs...)
+
+"""
+    minimize(o::PyObject, loss_or_sess::PyObject; kwargs...)
+
+`o.minimize(...)`: for a TensorFlow optimizer the op that takes one step on `loss`; for a
+`CustomOptimizer` or `ScipyOptimizerInterface`, the minimization run in `sess`.
+"""
+minimize(o::PyObject, x::PyObject; kwargs...) = o.minimize(x; kwargs...)
+
+"Keyword values as the host takes them: a Dict keyed by variables travels as a Python dict."
+python_kwargs(kwargs) =
+    Dict{Symbol,Any}(k => v isa AbstractDict ? PyDict(Pair[v...]) : v for (k, v) in kwargs)
+
+"""
+    ScipyOptimizerInterface(loss; method="L-BFGS-B", options=Dict("maxiter"=>15000, "ftol"=>1e-12, "gtol"=>1e-12), kwargs...)
+
+An optimizer of `loss` over the trainable variables (`var_list=[...]` to choose) by
+`scipy.optimize.minimize` with `method`, as TF1's `tf.contrib.opt.ScipyOptimizerInterface`:
+`var_to_bounds=Dict(x => [lo, hi])`, `equalities=[c]` (kept `== 0`) and `inequalities=[c]`
+(kept `>= 0`, e.g. with `method="SLSQP"`). Run it with `ScipyOptimizerMinimize(sess, opt)`.
+"""
+ScipyOptimizerInterface(loss::PyObject; method::AbstractString = "L-BFGS-B",
+                        options = scipy_options(method, 15000), kwargs...) =
+    bridge_rule("adcme_optim", "ScipyOptimizerInterface", loss; method = String(method),
+                options = options, python_kwargs(kwargs)...)
+
+"""
+    ScipyOptimizerMinimize(sess, opt; feed_dict, fetches, step_callback, loss_callback)
+
+Run the minimization of a `ScipyOptimizerInterface` in `sess`; the variables hold the result.
+`loss_callback(fetched...)` follows each evaluation of the loss (with `fetches` evaluated),
+`step_callback(x)` each accepted step (`x`: all variables as one vector). Stopped early (Ctrl-C,
+an error), the variables hold the last accepted step: the best values so far.
+"""
+ScipyOptimizerMinimize(sess::PyObject, opt::PyObject; kwargs...) =
+    opt.minimize(sess; python_kwargs(kwargs)...)
+
+"ADCME's options for scipy's `method`: tolerances 1e-12 where the method takes them."
+scipy_options(method, max_iter) = method == "L-BFGS-B" ?
+    Dict("maxiter" => Int(max_iter), "ftol" => 1e-12, "gtol" => 1e-12) : Dict("maxiter" => Int(max_iter))
+
+"Check the keys of `bounds` are trainable variables, as ADCME does; a PyDict of them."
+function variable_bounds(bounds::AbstractDict)
+    for k in keys(bounds)
+        k isa PyObject && pyhasattr(k, "trainable") || throw(ArgumentError(string(
+            "BFGS!: the keys of `bounds` (or `var_to_bounds`) must be Variables, got ", k,
+            ". Hint: x = Variable(2.0); BFGS!(sess, loss; bounds=Dict(x => [1.0, 3.0]))")))
+        k.trainable || @warn("The variable $k is not trainable, ignoring the bounds")
+    end
+    return PyDict(Pair[k => collect(v) for (k, v) in bounds])
+end
+
+pyhasattr(o::PyObject, name::String) = pybuiltin("hasattr")(o, name)::Bool
+
+"""
+    BFGS!(sess, loss, max_iter=15000; vars=PyObject[], callback=nothing, method="L-BFGS-B", bounds, feed_dict, kwargs...)
+
+Minimize `loss` over the trainable variables with scipy's L-BFGS-B (or `method`), at most
+`max_iter` iterations; the variables hold the minimizer. Prints each evaluation
+(`iter k, current loss=...`) and each step, as ADCME does; `callback(vs, iter, loss)` follows
+each step, `vs` the values of `vars`. `bounds=Dict(x => [lo, hi])` bounds variables. Returns
+the loss after each step. Ctrl-C stops it, the variables at the best values so far.
+
+    BFGS!(sess, loss, grads, vars; kwargs...)
+
+The same with the gradients given (`grads[i]` of `loss` for `vars[i]`); see `Optimize!`.
+
+    BFGS!(value_and_gradients_function, initial_position, max_iter=50; kwargs...)
+
+BFGS built into the graph (tensorflow_probability's `bfgs_minimize`): `f(x)` gives the loss
+and its gradient as tensors; returns the tensor of the final position.
+"""
+function BFGS!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
+               vars::AbstractArray = PyObject[], callback::Union{Function,Nothing} = nothing,
+               method::AbstractString = "L-BFGS-B", kwargs...)
+    kw = Dict{Symbol,Any}(kwargs)
+    haskey(kw, :bounds) && (kw[:var_to_bounds] = pop!(kw, :bounds))
+    haskey(kw, :var_to_bounds) && (kw[:var_to_bounds] = variable_bounds(kw[:var_to_bounds]))
+    feeds = pop!(kw, :feed_dict, nothing)
+    opt = ScipyOptimizerInterface(loss; method = method, options = scipy_options(method, max_iter), kw...)
+    @info "Optimization starts..."
+    evals, current, values, losses = 0, 0.0, nothing, Float64[]
+    function print_loss(l, vs...)
+        println("iter $evals, current loss=", l)
+        current, values, evals = l, vs, evals + 1
+    end
+    function print_step(_)
+        println("================ STEP $(length(losses)) ===============")
+        callback === nothing || callback(collect(values), length(losses), current)
+        push!(losses, current)
+    end
+    ScipyOptimizerMinimize(sess, opt; loss_callback = print_loss, step_callback = print_step,
+                           fetches = [loss, vars...],
+                           feed_dict = feeds === nothing ? nothing : feed_dict("BFGS!", (feeds,)))
+    return losses
+end
+
+BFGS!(sess::PyObject, loss::PyObject, grads::Union{AbstractArray,Nothing,PyObject},
+      vars::Union{AbstractArray,PyObject}; kwargs...) =
+    Optimize!(sess, loss; vars = vars, grads = grads, kwargs...)
+
+function BFGS!(value_and_gradients_function::Function,
+               initial_position::Union{PyObject,AbstractArray{Float64}}, max_iter::Integer = 50,
+               args...; kwargs...)
+    isempty(args) || throw(ArgumentError(string("BFGS!(f, x0, max_iter): no further positional ",
+        "arguments are taken, got ", length(args), ". Hint: pass tensorflow_probability's ",
+        "options as keywords, e.g. tolerance=1e-8")))
+    return bridge_rule("adcme_optim", "bfgs_minimize", value_and_gradients_function,
+                       initial_position, Int(max_iter); kwargs...)
+end
+
+"""
+    Optimize!(sess, loss, max_iter=15000; vars, grads, optimizer, callback, f_tol, g_tol, return_feval_loss=false, kwargs...)
+
+Minimize `loss` over `vars` (default: the trainable variables) with gradients `grads`
+(default: `gradients(loss, vars)`). `optimizer(f, g!, fg, x0; max_iter, kwargs...)` is your
+own minimizer (`f(x)`, `g!(G, x)`, `fg(G, x)` assign `x` to the variables and evaluate); its
+result is returned. Without one, scipy's L-BFGS-B stands in for ADCME's default
+`Optim.LBFGS()` (Optim.jl cannot be installed here), with `f_tol` and `g_tol` (default 1e-12),
+printing each evaluation and step while `DevPlace.options.training.verbose`; it returns the
+loss after each step (and the loss of each evaluation too with `return_feval_loss=true`).
+`callback(x, iter, loss)` follows each step.
+"""
+function Optimize!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
+                   vars = missing, grads = missing, optimizer = missing,
+                   callback::Union{Function,Missing} = missing, x_tol = missing,
+                   f_tol = missing, g_tol = missing, return_feval_loss::Bool = false, kwargs...)
+    vars = variable_list(coalesce(vars, get_collection()))
+    grads = coalesce(grads, gradients(loss, vars))
+    grads = grads isa PyObject ? [grads] : collect(grads)
+    length(grads) == length(vars) ||
+        throw(ArgumentError("Optimize!: length of grads and vars do not match"))
+    all(is_variable, vars) ||
+        throw(ArgumentError("Optimize!: the input `vars` should be trainable variables"))
+    opt = bridge_rule("adcme_optim", "ScipyOptimizerInterface", loss; var_list = vars,
+                      grads = grads, method = "L-BFGS-B",
+                      options = Dict("maxiter" => Int(max_iter), "ftol" => coalesce(f_tol, 1e-12),
+                                     "gtol" => coalesce(g_tol, 1e-12)))
+    optimizer isa Function && return custom_minimize(optimizer, sess, opt, max_iter; kwargs...)
+    optimizer === missing || throw(ArgumentError(string("Optimize!: `optimizer` must be a ",
+        "function (or left out for L-BFGS-B), got ", typeof(optimizer), ". Optim.jl's ",
+        "optimizers are not available: Optim.jl cannot be installed here")))
+    x_tol === missing || throw(ArgumentError(
+        "Optimize!: `x_tol` is Optim.jl's; scipy's L-BFGS-B has none. Hint: use f_tol or g_tol"))
+    isempty(kwargs) || throw(ArgumentError(string("Optimize!: unknown keywords ",
+        join(keys(kwargs), ", "), " (Optim.jl's options are not available)")))
+    return optimize_lbfgsb!(sess, opt, callback, return_feval_loss)
+end
+
+"Optimize!'s default: L-BFGS-B in the host, printing as ADCME's Optimize! does."
+function optimize_lbfgsb!(sess, opt, callback, return_feval_loss)
+    losses, feval_losses = Float64[], Float64[]
+    function on_eval(l)
+        push!(feval_losses, l)
+        options.training.verbose && println("iter $(length(feval_losses)), current loss = $l")
+    end
+    function on_step(x)
+        push!(losses, feval_losses[end])
+        @info (length(losses), losses[end])
+        options.training.verbose && println("================== STEP $(length(losses)) ==================")
+        callback === missing || callback(x, length(losses), losses[end])
+    end
+    @info "Optimization starts..."
+    opt.minimize(sess; loss_callback = on_eval, step_callback = on_step, fetches = [opt.loss])
+    return return_feval_loss ? (losses, feval_losses) : losses
+end
+
+"`Optimize!` with the user's `optimizer(f, g!, fg, x0; max_iter, kwargs...)`."
+function custom_minimize(optimizer, sess, opt, max_iter; kwargs...)
+    x0 = opt.packed_values(sess)
+    f(x) = opt.evaluate(sess, x)[1]
+    g!(G, x) = (G[:] = opt.evaluate(sess, x)[2]; G)
+    function fg(G, x)
+        l, g = opt.evaluate(sess, x)
+        G[:] = g
+        return l
+    end
+    return optimizer(f, g!, fg, x0; max_iter = max_iter, kwargs...)
+end
+
+"""
+    CustomOptimizer(opt::Function)
+
+An optimizer type built on your minimizer
+`opt(f, df, c, dc, x0, x_L, x_U) -> x`: `f(x)` is the loss, `df(x)` its gradient, `c(x)` the
+inequality constraints then the equality ones, `dc(x)` their gradients (one column per
+constraint, flattened), `x0` the start, `x_L`/`x_U` the bounds (±Inf where none). Then
+`Con = CustomOptimizer(opt)`, `o = Con(loss; inequalities=[c1], equalities=[c2],
+var_to_bounds=Dict(x => [lo, hi]))` and `minimize(o, sess)` (or `o.minimize(sess)`); the
+variables are assigned the `x` that `opt` returns.
+"""
+function CustomOptimizer(opt::Function)
+    function driver(f, df, c, dc, x0, x_L, x_U, nineq, neq)
+        printstyled("[CustomOptimizer] Number of inequalities constraints = $nineq, Number of ",
+                    "equality constraints = $neq\n", color = :blue)
+        printstyled("[CustomOptimizer] Total number of variables = $(length(x0))\n", color = :blue)
+        return opt(x -> f(x), x -> df(x), x -> c(x), x -> dc(x), x0, x_L, x_U)
+    end
+    return (loss::PyObject; kwargs...) ->
+        bridge_rule("adcme_optim", "CustomOptimizer", driver, loss; python_kwargs(kwargs)...)
+end
+
+"""
+    OptionsNewtonRaphson
+
+ADCME's options of `newton_raphson` (`DevPlace.options.newton_raphson`): `max_iter` (100),
+`verbose` (false: true prints each iteration's residual), `rtol` and `tol` (1e-12, relative and
+absolute residual tolerances), `LM` (0.0: a Levenberg-Marquardt shift `(J + LM*I) \\ r`) and
+`linesearch` (false; a line search is not available in DevPlace).
+"""
+mutable struct OptionsNewtonRaphson
+    max_iter::Int64
+    verbose::Bool
+    rtol::Float64
+    tol::Float64
+    LM::Float64
+    linesearch::Bool
+    OptionsNewtonRaphson() = new(100, false, 1e-12, 1e-12, 0.0, false)
+end
+
+"""
+    OptionsTraining
+
+`verbose` (true): `Optimize!` prints each evaluation and step; `training`: the default of
+`dropout`'s `training` (`false`, or a boolean tensor such as `placeholder(false)`).
+"""
+mutable struct OptionsTraining
+    training::Union{Bool,PyObject}
+    verbose::Bool
+    OptionsTraining() = new(false, true)
+end
+
+"""
+    Options
+
+ADCME's options (`DevPlace.options`, as `ADCME.options`): `newton_raphson` and `training`.
+"""
+mutable struct Options
+    newton_raphson::OptionsNewtonRaphson
+    training::OptionsTraining
+    Options() = new(OptionsNewtonRaphson(), OptionsTraining())
+end
+
+"ADCME's options: see `Options`."
+const options = Options()
+
+"""
+    NRResult
+
+What `newton_raphson` gives: `x` the solution, `res` the residual norms, `u` the iterates (one
+column each), `converged`, `iter` the number of iterations. Tensors; `run(sess, nr)` gives an
+`NRResult` of values.
+"""
+struct NRResult
+    x::Any
+    res::Any
+    u::Any
+    converged::Any
+    iter::Any
+end
+
+Base.run(sess::PyObject, nr::NRResult) = NRResult(run(sess, [nr.x, nr.res, nr.u, nr.converged, nr.iter])...)
+
+"""
+    newton_raphson(func, u0, θ=missing, args::PyObject...; kwargs...) -> NRResult
+
+Solve `r(u) = 0` by Newton-Raphson iterations built into the graph (`while_loop`):
+`func(θ, u, args...; kwargs...)` gives the residual `r` and its Jacobian `A` (a tensor, or a
+sparse matrix), `u0` is the initial vector. Options are `DevPlace.options.newton_raphson` (see
+`OptionsNewtonRaphson`). No gradients flow through the result: see `newton_raphson_with_grad`.
+"""
+function newton_raphson(func::Function, u0::Union{AbstractArray,PyObject},
+                        θ::Union{Missing,PyObject,AbstractArray{<:Real}} = missing,
+                        args::PyObject...; kwargs...)
+    o = options.newton_raphson
+    o.linesearch && throw(ArgumentError(string("newton_raphson: a line search is not ",
+        "available in DevPlace. Hint: DevPlace.options.newton_raphson.linesearch = false")))
+    length(size(u0)) == 1 || throw(ArgumentError("newton_raphson: the initial guess must be a vector"))
+    f = (θ, u) -> func(θ, u, args...; kwargs...)
+    u = convert_to_tensor(u0)
+    step(x) = ((r, J) = f(θ, x); (r, (o.LM > 0 ? J + o.LM * diagm(ones(length(u0))) : J) \ r))
+    function condition(i, ta_r, ta_u)
+        function going()
+            tol, rel_tol = read(ta_r, i - 1), read(ta_r, i - 2)
+            o.verbose && (tol = bind(tol, tfcall("print", "Newton iteration ", i - 2, ": r (abs) =",
+                                                 tol, " r (rel) =", rel_tol; summarize = -1)))
+            large = tfcall("math.logical_and", tol >= o.tol, rel_tol >= o.rtol)
+            return tfcall("math.logical_and", large, i <= o.max_iter)
+        end
+        return if_else(tfcall("equal", i, 2), constant(true), going)
+    end
+    function body(i, ta_r, ta_u)
+        r, δ = step(read(ta_u, i - 1))
+        return i + 1, write(ta_r, i, norm(r)), write(ta_u, i, read(ta_u, i - 1) - δ)
+    end
+    tol0 = norm(f(θ, u)[1])
+    ta_r = write(TensorArray(o.max_iter), 1, tol0)
+    ta_u = write(TensorArray(o.max_iter), 1, u)
+    i_, ta_r_, ta_u_ = while_loop(condition, body, [constant(2; dtype = Int32), ta_r, ta_u];
+                                  back_prop = false)
+    r_out, u_out = stack(ta_r_), stack(ta_u_)
+    done0 = tfcall("less", tol0, o.tol)
+    n = cast(Int64, i_) - 2
+    sol = if_else(done0, u, u_out[i_ - 1, :])
+    res = if_else(done0, reshape(tol0, (1,)), tfcall("slice", r_out, constant([1]), stack([n])))
+    u_his = if_else(done0, reshape(u, (1, length(u0))),
+                    tfcall("slice", u_out, constant([0, 0]), stack([n, constant(length(u0))])))
+    iter = if_else(done0, constant(1), n)
+    converged = tfcall("less", i_, o.max_iter)
+    return NRResult(stop_gradient(sol), stop_gradient(res), u_his', converged, iter)
+end
+
+"""
+    newton_raphson_with_grad(f, u0, θ=missing, args::PyObject...; kwargs...) -> PyObject
+
+The solution of `newton_raphson(f, u0, θ, args...)`, differentiable with respect to `θ` (and
+`args`) by the implicit function theorem: `du/dθ = -A⁻¹ ∂r/∂θ`, `A` the Jacobian `f` gives.
+With `θ` not a tensor there is nothing to differentiate (a warning says so).
+"""
+function newton_raphson_with_grad(func::Function, u0::Union{AbstractArray,PyObject},
+                                  θ::Union{Missing,PyObject,AbstractArray{<:Real}} = missing,
+                                  args::PyObject...; kwargs...)
+    f = (θ, u) -> func(θ, u, args...; kwargs...)
+    x = newton_raphson(f, u0, θ).x
+    θ isa PyObject || (@warn("θ is not a PyObject, no gradients is available"); return x)
+    r, A = f(θ, x)
+    # At the solution r = 0: the value is x, the gradient -A⁻¹ ∂r/∂θ (x itself is constant).
+    return x - A \ r
+end
+
+"""
+    NonlinearConstrainedProblem(f, L, θ, u0) -> (loss, u, grad)
+
+For `min L(u)` subject to `r(θ, u) = 0` (`r, A = f(θ, u)`, `A` the Jacobian in `u`): the loss
+at the Newton-Raphson solution `u` (from `u0`), `u`, and the gradient of the loss in `θ` by
+the adjoint method, e.g. for `BFGS!(sess, loss, grad, θ)`.
+"""
+function NonlinearConstrainedProblem(f::Function, L::Function, θ::Union{AbstractVector{Float64},PyObject},
+                                     u0::Union{PyObject,AbstractArray{Float64}})
+    θ = convert_to_tensor(θ)
+    nr = newton_raphson(f, u0, θ)
+    r, A = f(θ, nr.x)
+    l = L(nr.x)
+    g = independent(A' \ convert_to_tensor(gradients(l, nr.x)))
+    return l, nr.x, convert_to_tensor(-gradients(sum(r * g), θ))
+end
