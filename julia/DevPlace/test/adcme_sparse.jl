@@ -13,6 +13,8 @@ const SP_B = sparse([1, 2, 2, 4], [2, 1, 3, 3], [1.0, -2.0, 5.0, 0.25], 4, 3)
     @test run(sess, s) == SP_A && run(sess, s) isa SparseMatrixCSC{Float64,Int64}
     @test size(s) == (4, 4) && size(s, 2) == 4 && lastindex(s, 1) == 4 && ndims(s) == 2
     @test sprint(show, s) == "SparseTensor(4, 4)" && !s._diag
+    c = copy(s)
+    @test c !== s && run(sess, c) == SP_A && eltype(s) == (Int64, Float64)
     # ii, jj, vv: repeated places kept in `o`, added when run or made dense
     d = SparseTensor([1, 1, 2], [2, 2, 1], [1.0, 2.0, 5.0], 2, 3)
     @test run(sess, d) == sparse([1, 2], [2, 1], [3.0, 5.0], 2, 3)

@@ -69,6 +69,12 @@ METHODS = ("auto", "SparseLU", "SparseQR", "SimplicialLDLT", "SimplicialLLT")
 HOST_CPU = "/device:CPU:*"
 
 
+def _host_op(fn: Any, inputs: list[Any], out: Any, stateful: bool = True) -> Any:
+    """`fn` of numpy values run by this process when the graph runs, on a CPU."""
+    with tf.device(HOST_CPU):
+        return tf.py_func(fn, inputs, out, stateful=stateful)
+
+
 def _index(x: Any) -> Any:
     """Indices as a 0-based int64 vector: Julia values come 0-based, tensors 1-based."""
     if isinstance(x, (tf.Tensor, tf.Variable)):
@@ -363,8 +369,7 @@ def _host_solve(indices: Any, values: Any, shape: Any, rhs: Any, trans: bool) ->
     def run(i: np.ndarray, v: np.ndarray, s: np.ndarray, b: np.ndarray) -> np.ndarray:
         return _apply(_lu(i, v, s), b, trans)
 
-    with tf.device(HOST_CPU):
-        out = tf.py_func(run, [indices, values, shape, rhs], F64, stateful=False)
+    out = _host_op(run, [indices, values, shape, rhs], F64, stateful=False)
     out.set_shape(rhs.shape)
     return out
 
@@ -475,8 +480,7 @@ def factorize(sp: Any, max_cache_size: int) -> Any:
         FACTORIZATIONS.put(key, _lu(indices, values, shape), max_cache_size)
         return np.int64(key)
 
-    with tf.device(HOST_CPU):
-        handle = tf.py_func(run, [sp.indices, sp.values, sp.dense_shape], I64, stateful=True)
+    handle = _host_op(run, [sp.indices, sp.values, sp.dense_shape], I64)
     handle.set_shape([])
     return tf.stop_gradient(handle)
 
@@ -485,8 +489,7 @@ def _factored_solve(handle: Any, rhs: Any, trans: bool) -> Any:
     def run(key: np.int64, b: np.ndarray) -> np.ndarray:
         return _apply(FACTORIZATIONS.get(int(key)), b, trans)
 
-    with tf.device(HOST_CPU):
-        out = tf.py_func(run, [handle, rhs], F64, stateful=False)
+    out = _host_op(run, [handle, rhs], F64, stateful=False)
     out.set_shape(rhs.shape)
     return out
 
@@ -573,11 +576,6 @@ class _Assemblers:
 
 
 ASSEMBLERS = _Assemblers()
-
-
-def _host_op(fn: Any, inputs: list[Any], out: Any) -> Any:
-    with tf.device(HOST_CPU):
-        return tf.py_func(fn, inputs, out, stateful=True)
 
 
 def assembler(handle: Any, nrows: Any, tol: Any) -> Any:
