@@ -2,6 +2,8 @@
 traced run's RunMetadata that devplace wrote, read back over HTTP from loopback."""
 
 import io
+import json
+import os
 import shutil
 import socket
 import subprocess
@@ -16,9 +18,11 @@ from google.protobuf import text_format
 from PIL import Image
 
 import devplace as dp
+from devplace.cli import main
 from devplace.devices import short_device
 from devplace.errors import ArgumentValueError
 from devplace.tensorboard_log import REQUESTED_DEVICE_ATTR
+from devplace.trace import read_trace
 
 pytest.importorskip("tensorboard", reason="TensorBoard is the optional extra devplace[tensorboard]")
 
@@ -39,8 +43,9 @@ def get(url, timeout=10):
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """The seeds' graph (GPU pin on GPU:0, else on a second CPU device) written by
-    dp.tensorboard, with the fetch's ops requested devices."""
-    logdir = tmp_path_factory.mktemp("board")
+    dp.tensorboard into run `live`, and a saved profile of it by `devplace tensorboard` into
+    run `saved`; returns the live log, the graph and the saved trace."""
+    root = tmp_path_factory.mktemp("board")
     graph = dp.tf.Graph()
     with graph.as_default():
         pinned = GPUS[0] if GPUS else "/device:CPU:1"
@@ -52,18 +57,22 @@ def written(tmp_path_factory):
         fetch = dp.gradients(c, a, colocate=True) + c
         with dp.Session(cpus=2, soft=True, optimize=False, graph=graph) as sess:
             dp.init(sess)
-            log = dp.tensorboard(sess, fetch, logdir, tag="colocated")
-    return log, graph
+            log = dp.tensorboard(sess, fetch, root / "live", tag="colocated")
+            saved = dp.run_profile(sess, fetch).save(root / "run.json")
+    command = ["tensorboard", saved, "--logdir", str(root / "saved"), "--tag", "saved"]
+    assert main(command) == 0
+    return log, graph, saved
 
 
 @pytest.fixture(scope="module")
 def board(written):
     """A real `tensorboard` on 127.0.0.1 serving the log; its URL once it lists the tag."""
-    log, _ = written
+    log = written[0]
+    root = os.path.dirname(log.logdir)
     port = free_port()
-    out = open(f"{log.logdir}/../tensorboard.log", "w")
+    out = open(os.path.join(root, "tensorboard.log"), "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tensorboard.main", "--logdir", log.logdir]
+        [sys.executable, "-m", "tensorboard.main", "--logdir", root]
         + ["--host", "127.0.0.1", "--port", str(port), "--load_fast=false"],
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -73,7 +82,8 @@ def board(written):
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                if log.tag in get(f"{url}/data/plugin/graphs/info", timeout=5):
+                info = get(f"{url}/data/plugin/graphs/info", timeout=5)
+                if '"live"' in info and '"saved"' in info:
                     break
             except (urllib.error.URLError, ConnectionError):
                 pass
@@ -91,11 +101,19 @@ def board(written):
         out.close()
 
 
+def served_graph(url, run):
+    text = get(f"{url}/data/plugin/graphs/graph?run={run}&conversions=false")
+    return text_format.Parse(text, dp.tf.GraphDef())
+
+
+def served_metadata(url, run, tag):
+    text = get(f"{url}/data/plugin/graphs/run_metadata?run={run}&tag={tag}")
+    return text_format.Parse(text, dp.tf.RunMetadata())
+
+
 def test_graph_served_has_each_ops_actual_and_requested_device(written, board):
-    log, graph = written
-    served = text_format.Parse(
-        get(f"{board}/data/plugin/graphs/graph?run=.&conversions=false"), dp.tf.GraphDef()
-    )
+    log, graph, _ = written
+    served = served_graph(board, "live")
     nodes = {node.name: node for node in served.node}
     assert set(nodes) == {op.name for op in graph.get_operations()}
     for op in log.placement.ops:
@@ -105,12 +123,10 @@ def test_graph_served_has_each_ops_actual_and_requested_device(written, board):
 
 
 def test_run_metadata_served_is_the_traced_runs(written, board):
-    log, _ = written
-    info = get(f"{board}/data/plugin/graphs/info")
-    assert f'"{log.tag}"' in info and '"profile": true' in info
-    served = text_format.Parse(
-        get(f"{board}/data/plugin/graphs/run_metadata?run=.&tag={log.tag}"), dp.tf.RunMetadata()
-    )
+    log = written[0]
+    info = json.loads(get(f"{board}/data/plugin/graphs/info"))
+    assert info["live"]["tags"][log.tag]["profile"] is True
+    served = served_metadata(board, "live", log.tag)
     assert served == log.run.run_metadata
     durations = {
         (short_device(dev.device), node.node_name): node.all_end_rel_micros
@@ -122,8 +138,34 @@ def test_run_metadata_served_is_the_traced_runs(written, board):
         assert durations[(op.actual, op.name)] == pytest.approx(stats[op.name].duration_us)
 
 
+def test_saved_profile_served_has_its_ops_devices_edges_and_times(written, board):
+    saved = read_trace(written[2])
+    graph = {node.name: node for node in served_graph(board, "saved").node}
+    ran = {op.name: op for op in saved.ops if op.name in graph}
+    assert set(ran) >= {"Sin", "Cos", "Variable", "gradients/Sin_grad/mul"}
+    for name, op in ran.items():
+        assert graph[name].device == op.device and graph[name].op == op.op_type
+    assert "Sin" in graph["Cos"].input  # an edge across devices, from the op that sent it
+    assert graph["Sin"].device != graph["Cos"].device
+    metadata = served_metadata(board, "saved", "saved")
+    for dev in metadata.step_stats.dev_stats:
+        for node in dev.node_stats:
+            op = ran[node.node_name]
+            assert dev.device == op.device
+            assert node.all_end_rel_micros == round(op.duration_us)
+            assert node.output[0].tensor_description.allocation_description.requested_bytes == (
+                op.output_bytes
+            )
+    assert sum(len(dev.node_stats) for dev in metadata.step_stats.dev_stats) == len(ran)
+
+
+def test_saved_profile_errors_name_the_file(tmp_path, capsys):
+    assert main(["tensorboard", str(tmp_path / "none.json"), "--logdir", str(tmp_path)]) == 1
+    assert "none.json" in capsys.readouterr().err
+
+
 def test_each_call_writes_its_own_event_file(written, tmp_path):
-    log, graph = written
+    _, graph, _ = written
     with graph.as_default(), dp.Session(cpus=2, soft=True, optimize=False, graph=graph) as sess:
         fetch = graph.get_tensor_by_name("add:0")
         dp.init(sess)
@@ -137,7 +179,7 @@ def test_each_call_writes_its_own_event_file(written, tmp_path):
 
 
 def test_bad_logdir_and_tag_are_named(written, tmp_path):
-    _, graph = written
+    _, graph, _ = written
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("")
     with graph.as_default(), dp.Session(graph=graph, cpus=2, soft=True) as sess:
@@ -159,7 +201,7 @@ def test_graphs_dashboard_renders_in_headless_chromium(board, tmp_path):
     subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
         + ["--window-size=1400,900", "--virtual-time-budget=20000", f"--screenshot={shot}"]
-        + [f"{board}/#graphs&run=."],
+        + [f"{board}/#graphs&run=live"],
         check=True,
         capture_output=True,
         timeout=120,

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "devices": "devplace.cli.devices",
     "cluster": "devplace.cli.cluster",
     "place": "devplace.autoplacer.command",
+    "tensorboard": "devplace.cli.tensorboard",
 }
 
 
