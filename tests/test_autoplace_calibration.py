@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from devplace.autoplacer import AutoPlacementError, DeviceProfiles, Problem, ProblemDevice
-from devplace.autoplacer.api import faster_every_round
 from devplace.autoplacer.calibration import calibrate
 from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.simulator import simulate
+from devplace.autoplacer.verify import VERIFY_ROUNDS, decide, verify_rounds
 
 T0, T1 = "/job:w/replica:0/task:0/device:CPU:0", "/job:w/replica:0/task:1/device:CPU:0"
 OPS = {"a": 10.0, "b": 30.0, "c": 20.0}
@@ -92,15 +92,37 @@ def test_the_single_device_baseline_is_the_one_all_on_builds():
     assert simulate(problem, all_on(problem, [0])).makespan == pytest.approx(190.0, abs=0.05)
 
 
-def test_a_candidate_replaces_the_incumbent_only_when_faster_in_every_round():
+def test_a_candidate_replaces_the_incumbent_only_on_significant_evidence():
     rounds = {
-        "single": [100.0, 100.0, 100.0],
-        "lucky": [60.0, 70.0, 130.0],  # best median, but slower once
-        "steady": [90.0, 95.0, 99.0],
+        "single": [100.0] * 5,
+        "lucky": [60.0, 70.0, 130.0, 65.0, 120.0],  # best median, slower twice
+        "steady": [90.0, 95.0, 99.0, 97.0, 96.0],  # faster in 5 of 5: chance 1/32
     }
-    assert faster_every_round(rounds, "single") == "steady"
+    chosen, chance = decide(rounds, "single")
+    assert chosen == "steady"
+    assert chance["steady"] == pytest.approx(1 / 32)
+    assert chance["lucky"] == pytest.approx(16 / 32)  # at least 3 of 5 by chance
     del rounds["steady"]
-    assert faster_every_round(rounds, "single") == "single"
-    rounds["fast"], rounds["faster"] = [80.0, 80.0, 80.0], [70.0, 75.0, 90.0]
-    assert faster_every_round(rounds, "single") == "faster"  # least median among those
-    assert faster_every_round({"single": [1.0]}, "single") == "single"
+    assert decide(rounds, "single")[0] == "single"
+    rounds["fast"], rounds["faster"] = [80.0] * 5, [70.0, 75.0, 90.0, 71.0, 72.0]
+    assert decide(rounds, "single")[0] == "faster"  # least median among those
+    assert decide({"single": [1.0]}, "single") == ("single", {})
+    # 7 of 8 rounds faster is evidence too (chance 9/256), 6 of 8 is not (37/256)
+    assert decide({"single": [10.0] * 8, "c": [9.0] * 7 + [11.0]}, "single")[0] == "c"
+    assert decide({"single": [10.0] * 8, "c": [9.0] * 6 + [11.0] * 2}, "single")[0] == "single"
+
+
+def test_verify_measures_more_rounds_only_while_the_evidence_is_open():
+    times = {0: iter([100.0] * 11), 1: iter([90.0, 110.0] + [90.0] * 9), 2: iter([200.0] * 11)}
+    placements = {"single": [0], "split": [1], "slow": [2]}
+    verdict = verify_rounds(placements, lambda a: next(times[a[0]]), "single")
+    # after 5 rounds "split" won 4 of 5 (not yet evidence); one more win makes 5 of 6, not
+    # yet (chance 7/64); 7 of 8 is (9/256)
+    assert len(verdict.rounds["single"]) == 8
+    assert verdict.chosen == "split"
+    assert verdict.spread == pytest.approx(1.0)  # median over the three placements
+    assert verdict.reason.startswith("verify (8 interleaved rounds, spread 1.00x): chose split")
+    steady = {0: iter([100.0] * 5), 1: iter([120.0] * 5)}
+    kept = verify_rounds({"single": [0], "b": [1]}, lambda a: next(steady[a[0]]), "single")
+    assert len(kept.rounds["single"]) == VERIFY_ROUNDS and kept.chosen == "single"
+    assert "kept single (100 µs median); no candidate was faster" in kept.reason

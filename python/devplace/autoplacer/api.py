@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from devplace.autoplacer.cost import CostModel
+from devplace.autoplacer.explain import explain_text
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
 from devplace.autoplacer.placers import BASELINES
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
@@ -19,15 +20,12 @@ from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
 from devplace.autoplacer.timing import measure_in_rounds, measure_placement, step_time_us
-
-#: Rounds in which `autoplace(verify=N)` measures every candidate, interleaved: a candidate
-#: replaces the predicted-best single device only when faster in every one of them.
-VERIFY_ROUNDS = 5
+from devplace.autoplacer.verify import VERIFY_ROUNDS, Verdict, verify_rounds
 
 __all__ = [
+    "VERIFY_ROUNDS",
     "AutoPlacement",
     "autoplace",
-    "faster_every_round",
     "measure_in_rounds",
     "measure_placement",
     "step_time_us",
@@ -42,10 +40,14 @@ class AutoPlacement:
     falling back as TF's soft placement does). `measured`: with `verify`, the median measured
     step time (µs) of each candidate measured, by label ("<strategy>", a placer's name, or
     "single:<device>"), `measured_rounds` its time in each interleaved round, and `predicted`
-    their predicted times. `strategy` names what made the result (the placer `auto` chose,
-    "single:<device>", or with `verify` the one `faster_every_round` picked); `asked` the
-    strategy asked for; `notes` what `autoplace` did on its own (e.g. profiling the devices,
-    what verify chose and why).
+    their predicted times; `verdict` what verify decided (`autoplacer.verify.Verdict`: the
+    decision, each candidate's sign-test chance, the rounds' spread and the reason).
+    `strategy` names what made the result (the placer `auto` chose, "single:<device>", or
+    with verify the candidate it chose); `asked` the strategy asked for; `notes` what
+    `autoplace` did on its own (e.g. profiling the devices, what verify chose and why) and
+    the first line of `explain()`. `best_single`: the best single-device placement (device
+    index per op), `alternative`: (label, assignment) of the best placement of the other
+    kind (a split for a single-device pick, and the reverse), both for `explain()`.
     """
 
     devices: dict[str, str]
@@ -60,6 +62,9 @@ class AutoPlacement:
     predicted: dict[str, float] = field(default_factory=dict)
     asked: str = "auto"
     notes: list[str] = field(default_factory=list)
+    verdict: Verdict | None = None
+    best_single: np.ndarray | None = None
+    alternative: tuple[str, np.ndarray] | None = None
 
     @classmethod
     def of(
@@ -88,6 +93,29 @@ class AutoPlacement:
             },
             asked=asked,
         )
+
+    def explain(self) -> str:
+        """Why this placement, in numbers (plain text): its predicted step against the best
+        single device's; per device its ops, their compute there and on that device; the
+        crossings (tensors, bytes, link time) and the fixed costs of a step (per further
+        task, an idle master, other tasks' late start); the best placement of the other kind
+        and why it lost; where verify ran, every candidate's measured median and the
+        decision with its rounds, spread and evidence."""
+        best = self.best_single
+        if best is None:
+            best = np.zeros(self.problem.n, dtype=np.int64)
+        return explain_text(
+            self.problem,
+            self.schedule.assignment,
+            self.strategy,
+            best,
+            self.alternative,
+            self.measured_rounds,
+            self.verdict.reason if self.verdict is not None else "",
+        )
+
+    def __repr__(self) -> str:
+        return f"AutoPlacement of {len(self.devices)} ops by {self.explain()}"
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""
@@ -170,8 +198,11 @@ def _measurer(
 
 
 def _check_verify(verify: object, runs: object, session: Any) -> None:
-    """`verify` and `runs` are integers (>= 0, >= 1), and `verify` comes with a session."""
+    """`verify` (None or an integer >= 0) and `runs` (>= 1), and `verify` comes with a
+    session."""
     for key, value, low in (("verify", verify, 0), ("runs", runs, 1)):
+        if key == "verify" and value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise AutoPlacementError(
                 f"autoplace({key}={value!r}): expected an integer >= {low}; hint: e.g. {key}=3"
@@ -199,17 +230,21 @@ def _not_slower_than_one_device(
     return assignment, label
 
 
-def faster_every_round(rounds: Mapping[str, Sequence[float]], incumbent: str) -> str:
-    """The label to trust: among the candidates faster than `incumbent` in every round (rounds
-    measured interleaved, so a burst of load hits each round's candidates alike), the one of
-    least median; `incumbent` when none is. A lucky median alone never displaces it."""
-    base = rounds[incumbent]
-    beat = [
-        k
-        for k, times in rounds.items()
-        if k != incumbent and all(t < b for t, b in zip(times, base, strict=True))
-    ]
-    return min(beat, key=lambda k: (statistics.median(rounds[k]), k), default=incumbent)
+def _alternative(
+    problem: Problem,
+    chosen: np.ndarray,
+    candidates: Mapping[str, np.ndarray],
+    singles: Mapping[str, np.ndarray],
+) -> tuple[str, np.ndarray] | None:
+    """The best predicted placement of the other kind than `chosen`: for one on a single
+    device the best split among `candidates`, for a split the best single device."""
+    spread = len(set(chosen.tolist())) > 1
+    pool = singles if spread else {k: a for k, a in candidates.items() if len(set(a.tolist())) > 1}
+    scored = [(simulate(problem, a).makespan, k) for k, a in pool.items()]
+    if not scored:
+        return None
+    label = min(scored)[1]
+    return label, pool[label]
 
 
 def _verified(
@@ -220,24 +255,20 @@ def _verified(
     measure: Callable[[list[str]], float],
     asked: str,
 ) -> AutoPlacement:
-    """The candidate `faster_every_round` picks over the predicted-best single device in
-    `VERIFY_ROUNDS` interleaved rounds (`measure_in_rounds`), with every candidate's measured
-    rounds and median, predicted time, and a note saying why it was picked."""
+    """The candidate `verify_rounds` decides on against the predicted-best single device,
+    with every candidate's measured rounds and median, and predicted time."""
     best = _best_single(problem, singles)
     incumbent = best[1] if best is not None else next(iter(candidates))
-    rounds = measure_in_rounds(
-        candidates, lambda a: measure([problem.devices[j].name for j in a]), VERIFY_ROUNDS
+    verdict = verify_rounds(
+        candidates, lambda a: measure([problem.devices[j].name for j in a]), incumbent
     )
-    label = faster_every_round(rounds, incumbent)
+    label = verdict.chosen
     result = AutoPlacement.of(problem, ops, candidates[label], label, singles, asked)
-    result.measured_rounds = rounds
-    result.measured = {k: statistics.median(t) for k, t in rounds.items()}
+    result.verdict = verdict
+    result.measured_rounds = verdict.rounds
+    result.measured = {k: statistics.median(t) for k, t in verdict.rounds.items()}
     result.predicted = {k: simulate(problem, a).makespan for k, a in candidates.items()}
-    result.notes = [
-        f"verify: chose {label} (faster than {incumbent} in each of {VERIFY_ROUNDS} rounds)"
-        if label != incumbent
-        else f"verify: kept {label} (no candidate was faster in each of {VERIFY_ROUNDS} rounds)"
-    ]
+    result.notes = [verdict.reason]
     return result
 
 
@@ -253,7 +284,7 @@ def autoplace(
     budget: float = DEFAULT_BUDGET_S,
     session: Any = None,
     feed: Any = None,
-    verify: int = 0,
+    verify: int | None = None,
     runs: int = 20,
 ) -> AutoPlacement:
     """Place the ops `fetches` need on `devices`, minimising the simulated step time.
@@ -269,9 +300,12 @@ def autoplace(
     result is never one predicted slower than the best of them that fits in memory. With
     `session` and `verify=N`, the `N` best candidates (the strategy's and other placers')
     and every single-device placement are measured (`runs` steps each, `feed` fed, in fresh
-    sessions of that session's graph and config, in `VERIFY_ROUNDS` interleaved rounds), and
-    the predicted-best single-device placement is returned unless a candidate was faster in
-    every round (`faster_every_round`; the fastest such).
+    sessions of that session's graph and config, in at least `VERIFY_ROUNDS` interleaved
+    rounds, more while the evidence is open: `autoplacer.verify`), and the predicted-best
+    single-device placement is returned unless a candidate was significantly faster (sign
+    test over the rounds; the fastest such). `verify=None` (the default): with `session`,
+    a pick spread over several devices is verified so (as `verify=1`: it against every
+    single device); without, or `verify=0`, nothing is measured. `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
@@ -290,9 +324,21 @@ def autoplace(
     if strategy == "auto":
         assignment, label = _not_slower_than_one_device(problem, assignment, label, singles)
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
+    if verify is None:
+        verify = int(session is not None and len(set(assignment.tolist())) > 1)
+    # The placer's own pick is the split to explain a single-device result by; when it is
+    # on one device too, the best split the other placers make.
+    candidates = {choice.placer: choice.assignment}
+    if len(set(choice.assignment.tolist())) == 1 and problem.d > 1:
+        candidates = _candidates(problem, choice.assignment, choice.placer, 2)
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
         measure = _measurer(session, fetches, feed, ops, runs)
         result = _verified(problem, ops, candidates, singles, measure, strategy)
-    result.notes, result.seconds = notes + result.notes, time.perf_counter() - t0
+    best = _best_single(problem, singles)
+    result.best_single = singles[best[1]] if best is not None else None
+    result.alternative = _alternative(problem, result.schedule.assignment, candidates, singles)
+    why = result.explain().splitlines()[0]
+    result.notes = [*notes, *result.notes, why]
+    result.seconds = time.perf_counter() - t0
     return result

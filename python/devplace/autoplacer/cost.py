@@ -365,6 +365,8 @@ class CostModel:
     there (both over `task_links`). `task_send_share`: the part of a transfer between tasks
     that is work of the sending task's cores, the rest the receiving task's (measured: each
     end of a gRPC transfer pays about half of it in CPU; see docs/autoplace.md).
+    `remote_start_us`: how late in a step another task's partition starts its first op while
+    the master's task works (`measure_servers`).
     """
 
     link: Link = PCIE
@@ -387,6 +389,7 @@ class CostModel:
     master_task_us: float = 0.0
     master: str | None = None
     task_send_share: float = 0.5
+    remote_start_us: float = 0.0
 
     @classmethod
     def pcie(cls, **kw: object) -> CostModel:
@@ -418,7 +421,7 @@ class CostModel:
         launches offset); transfers share one channel, holding it for the link's alpha only
         (`dma_copies`). For servers pass their measurements through `kw`: `task_links`
         (`measure_link` per pair of tasks), `task_threads`, `task_step_us`, `step_us`,
-        `master_task_us` and `op_overhead_us` (`measure_servers`), `master`.
+        `master_task_us`, `remote_start_us` and `op_overhead_us` (`measure_servers`), `master`.
         """
         options: dict[str, Any] = {
             "cpu_slots": 4,

@@ -70,6 +70,8 @@ class Problem:
     per-op cost (µs) calibration added to its profiled times (`autoplacer.calibration`).
     `host_send_share`: the part of a transfer between hosts that is work of the sending
     device (the rest is the receiving device's; see `autoplacer.simulator`).
+    `host_start_delay`: how late in a step the devices of a host other than the master's can
+    start their first op (the master starts their partitions after its own).
     """
 
     names: list[str]
@@ -92,6 +94,7 @@ class Problem:
     master_host_cost: float = 0.0
     op_offsets: dict[str, float] = field(default_factory=dict)
     host_send_share: float = 0.5
+    host_start_delay: float = 0.0
 
     def __post_init__(self) -> None:
         n, d = len(self.names), len(self.devices)
@@ -118,6 +121,11 @@ class Problem:
             np.zeros(n, dtype=bool) if self.is_param is None else np.asarray(self.is_param, bool)
         )
         self._check_shapes(n, d)
+        if not 0.0 <= self.host_start_delay < np.inf:
+            raise AutoPlacementError(
+                f"host_start_delay of problem {self.name!r} must be a finite time >= 0, got "
+                f"{self.host_start_delay!r}"
+            )
         if not 0.0 <= self.host_send_share <= 1.0:
             raise AutoPlacementError(
                 f"host_send_share of problem {self.name!r} must be in [0, 1], got "
@@ -259,15 +267,31 @@ class Problem:
     def fixed_cost(self, assignment: np.ndarray) -> float:
         """`step_cost` plus `host_step_cost` per host other than the master's whose devices
         `assignment` uses, less `master_host_cost` when it uses none of the master's."""
+        return sum(self.fixed_costs(assignment).values())
+
+    def fixed_costs(self, assignment: np.ndarray) -> dict[str, float]:
+        """`fixed_cost`'s parts by name: "step" (`step_cost`), "further hosts"
+        (`host_step_cost` times their number) and "idle master" (minus `master_host_cost`);
+        the last two only where they are not 0."""
+        parts = {"step": self.step_cost}
         if not self.host_step_cost:
-            return self.step_cost
+            return parts
         hosts = {self.devices[j].host for j in np.unique(assignment)}
-        idle_master = self.master_host is not None and self.master_host not in hosts
-        return (
-            self.step_cost
-            + self.host_step_cost * len(hosts - {None, self.master_host})
-            - self.master_host_cost * idle_master
-        )
+        if further := len(hosts - {None, self.master_host}):
+            parts["further hosts"] = self.host_step_cost * further
+        if self.master_host is not None and self.master_host not in hosts:
+            parts["idle master"] = -self.master_host_cost
+        return parts
+
+    def remote_devices(self) -> list[int]:
+        """Devices of hosts other than the master's (those `host_start_delay` holds back)."""
+        if self.master_host is None:
+            return []
+        return [
+            j
+            for j, dev in enumerate(self.devices)
+            if dev.host is not None and dev.host != self.master_host
+        ]
 
     def min_compute(self) -> np.ndarray:
         """Fastest time of each op over the devices it may use."""

@@ -198,12 +198,14 @@ class ServerConstants:
     tasks), `threads` per task (how many independent ops it runs at once), and
     `master_task_us` (the master's task's share of `base_us`, saved by a step that runs
     nothing there: `base_us` + `task_step_us` less a step of one tiny op on the second task
-    alone)."""
+    alone), `remote_start_us` (how late the other tasks' first ops start, from traces, while
+    the master's task works)."""
 
     base_us: float
     task_step_us: float
     threads: Mapping[str, int]
     master_task_us: float = 0.0
+    remote_start_us: float = 0.0
 
 
 def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
@@ -218,6 +220,41 @@ def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
                 ops.append(tf.identity(tf.fill([1], 1.0)).op)
         fetch = tf.group(*ops)
     return _median_step(target, graph, fetch, runs)
+
+
+def _remote_start(target: str, tasks: list[str], runs: int, n: int = 256) -> float:
+    """Median over traced steps of how late the first op of `tasks[1:]` starts after the
+    first op of `tasks[0]` (the master's), which runs a chain of eight n x n matmuls."""
+    import devplace as dp
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device(f"{tasks[0]}/device:CPU:0"):
+            h = tf.fill([n, n], 1e-3)
+            for _ in range(8):
+                h = tf.matmul(h, h)
+            ops = [tf.reduce_sum(h).op]
+        for task in tasks[1:]:
+            with tf.device(f"{task}/device:CPU:0"):
+                ops.append(tf.identity(tf.fill([1], 1.0)).op)
+        fetch = tf.group(*ops)
+    lates = []
+    with dp.Session(target=target, graph=graph, optimize=False) as sess:
+        step_time_us(sess, fetch, None, 2)
+        for _ in range(runs):
+            meta = tf.RunMetadata()
+            options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            sess.run(fetch, options=options, run_metadata=meta)
+            first: dict[str, int] = {}
+            for dev in meta.step_stats.dev_stats:
+                task = task_of(dev.device)
+                starts = [node.all_start_micros for node in dev.node_stats]
+                if task is not None and starts:
+                    first[task] = min(first.get(task, starts[0]), *starts)
+            if tasks[0] in first and len(first) > 1:
+                lates.append(min(first[t] for t in first if t != tasks[0]) - first[tasks[0]])
+    return max(float(np.median(lates)), 0.0) if lates else 0.0
 
 
 def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 256) -> float:
@@ -245,8 +282,9 @@ def measure_servers(
     fresh server's first steps are slow), and a step on the second task alone the master's
     task's own share of the base; per task, `chains` independent chains of matmuls against
     one, each less a step's fixed cost, how many ops it runs at once (rounded,
-    1..`chains`). The executor's cost per op is not measured here: each profile is
-    calibrated against its own untraced step (`autoplacer.calibration`)."""
+    1..`chains`); from traced steps, how late the other tasks' partitions start
+    (`ServerConstants.remote_start_us`). The executor's cost per op is not measured here:
+    each profile is calibrated against its own untraced step (`autoplacer.calibration`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
     ks = list(range(1, len(names) + 1))
@@ -270,4 +308,5 @@ def measure_servers(
         task_step_us=slope,
         threads=threads,
         master_task_us=float(own),
+        remote_start_us=_remote_start(target, names, runs) if len(names) > 1 else 0.0,
     )

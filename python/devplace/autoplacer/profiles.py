@@ -179,6 +179,7 @@ def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[s
             task_step_us=servers.task_step_us,
             step_us=servers.base_us,
             master_task_us=servers.master_task_us,
+            remote_start_us=servers.remote_start_us,
             master=master,
         )
     return found

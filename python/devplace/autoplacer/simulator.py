@@ -18,6 +18,8 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   copy and decode on them): `Problem.host_send_share` of it holds a slot of the sending device,
   then the rest a slot of the receiving one, each queued with that device's ops, before the
   consumers there become ready;
+- the devices of a host other than the master's start no op before
+  `Problem.host_start_delay` (their partition starts after the master's own);
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
   other than the master's whose devices run an op, added to the makespan;
 - memory per device: the resident bytes of its ops (`Problem.memory`, held all step) plus, at the
@@ -159,8 +161,12 @@ class _Run:
         heapq.heappush(self.machine.queues[on], (t, self.topo_index[op], job))
 
     def complete(self, t: float, u: int) -> None:
-        """u finished at t: free its slot and send its output to every consuming device."""
+        """u finished at t: free its slot and send its output to every consuming device (u
+        below 0: device -1 - u's partition starts, its slots free)."""
         n = self.problem.n
+        if u < 0:
+            self.machine.free[-1 - u] += self.problem.devices[-1 - u].slots
+            return
         if u >= n:  # a half of a transfer between hosts
             op, dest, on = self.jobs[u - n]
             self.machine.release(on)
@@ -217,6 +223,10 @@ class _Run:
             if self.remaining[v] == 0:
                 heapq.heappush(self.machine.queues[self.a[v]], (0.0, self.topo_index[v], v))
         t = 0.0
+        if (delay := self.problem.host_start_delay) > 0:
+            for dv in self.problem.remote_devices():  # slots held until their partition starts
+                self.machine.free[dv] -= self.problem.devices[dv].slots
+                self.push(delay, -1 - dv, -1)
         self.start_ready(t)
         while self.events:
             t = self.events[0][0]

@@ -306,6 +306,7 @@ def problem_from_graph(
         master_host=cost.master,
         master_host_cost=cost.master_task_us,
         host_send_share=cost.task_send_share,
+        host_start_delay=cost.remote_start_us,
     )
     return calibrate(problem, cost.profiles), ops
 
