@@ -1,5 +1,6 @@
 """Dead and hung peers on a real cluster: clear errors naming task and address, in bounded time."""
 
+import socket
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from devplace.cluster import (
     PeerDeadlineError,
     PeerUnavailableError,
 )
+from devplace.session import REFUSED_WAIT_S
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -121,3 +123,29 @@ def test_slow_step_is_not_blamed_on_a_peer(cluster):
     assert took < 1.0 + 1.0
     assert "yet every task answers" in err.message
     assert err.tasks == []
+
+
+def test_a_master_refusing_connections_is_named_within_seconds():
+    # TF retries a refusing master until its deadline (60 s by default); devplace asks first.
+    with socket.create_server(("127.0.0.1", 0)) as gone:
+        port = gone.getsockname()[1]
+    sess = dp.Session(target=f"grpc://127.0.0.1:{port}")
+    assert sess.config.operation_timeout_in_ms == dp.DEFAULT_REMOTE_TIMEOUT * 1000
+    err, took = _failing_run(sess, dp.constant(1.0), PeerDeadlineError)
+    assert took < REFUSED_WAIT_S + 2
+    assert f"the task at 127.0.0.1:{port} is gone (connection failed: Connection refused)" in (
+        err.message
+    )
+    assert "TensorFlow said" not in err.message  # TF said nothing: it was still retrying
+
+
+def test_a_master_that_accepts_and_never_answers_keeps_the_timeout():
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # the kernel accepts; nobody answers
+        port = silent.getsockname()[1]
+        sess = dp.Session(target=f"grpc://127.0.0.1:{port}", timeout=TIMEOUT)
+        err, took = _failing_run(sess, dp.constant(1.0), PeerDeadlineError)
+    assert TIMEOUT <= took < TIMEOUT + 3
+    assert (
+        f"no answer within the timeout of {TIMEOUT:g} s: the task at 127.0.0.1:{port} is silent"
+        in (err.message)
+    )

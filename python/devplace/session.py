@@ -6,6 +6,7 @@ import inspect
 import logging
 import re
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ from devplace.values import to_python
 
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
+    "REFUSED_WAIT_S",
     "DevicePlacementError",
     "PlacementLogElsewhereError",
     "Session",
@@ -40,6 +42,9 @@ log = logging.getLogger("devplace.placement")
 #: Seconds a session on a `grpc://` target waits for any operation unless told otherwise:
 #: a hung peer otherwise blocks `run` forever.
 DEFAULT_REMOTE_TIMEOUT = 60.0
+#: Seconds a `grpc://` master that refuses connections gets to start listening before a run
+#: fails (TF itself would wait for the whole timeout).
+REFUSED_WAIT_S = 2.0
 
 _PLACEMENT_LINE = re.compile(r"^(?P<op>\S+): \((?P<type>\w+)\): (?P<device>/\S+)$")
 
@@ -157,6 +162,8 @@ class Session(tf.Session):
 
     # tf.Session.__del__ reads it, also when __init__ never ran (a bad keyword argument).
     _session = None
+    # Probe a grpc:// master before the next run: at the first, and after a peer failure.
+    _probe_master = True
 
     def __init__(
         self,
@@ -208,11 +215,17 @@ class Session(tf.Session):
     def run(
         self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
     ) -> Any:
-        """`tf.Session.run`, with placement failures raised as `DevicePlacementError`."""
+        """`tf.Session.run`, with placement failures raised as `DevicePlacementError`; on a
+        `grpc://` target, a master that refuses connections raises `PeerDeadlineError` within
+        `REFUSED_WAIT_S` seconds, and other peer failures are named (`devplace.cluster`)."""
+        if self._probe_master:
+            self._check_master()
         try:
-            return self._captured(
+            values = self._captured(
                 lambda: super(Session, self).run(fetches, feed_dict, options, run_metadata)
             )
+            self._probe_master = False
+            return values
         except tf.errors.InvalidArgumentError as err:
             op_name = _unplaceable_op(err.message)
             if op_name is None:
@@ -229,6 +242,7 @@ class Session(tf.Session):
             better = self._explain(err)
             if better is err:
                 raise
+            self._probe_master = True
             raise better from err
         except ValueError as err:
             if (
@@ -244,6 +258,23 @@ class Session(tf.Session):
                 "(reset_default_graph() or another graph made default since the session was made)",
                 "make a new Session() to run the new graph",
             ) from err
+
+    def _check_master(self) -> None:
+        """Fail at once, as TF would only at its deadline, when the master refuses connections
+        for `REFUSED_WAIT_S` seconds (it may be starting); one that accepts keeps the timeout."""
+        target = tf.compat.as_str(self.sess_str)
+        if not target.startswith("grpc://"):
+            self._probe_master = False
+            return
+        from devplace.cluster.probe import GONE, probe
+
+        give_up = time.monotonic() + REFUSED_WAIT_S
+        # a short probe: only a refusal counts (a slow answer is left to TF and its timeout)
+        while probe(target, timeout=0.25).state == GONE:
+            if time.monotonic() > give_up:
+                # what TF would raise at its deadline, without its words (it said nothing yet)
+                raise self._explain(tf.errors.DeadlineExceededError(None, None, ""))
+            time.sleep(0.1)
 
     def _explain(self, err: Exception) -> Exception:
         """On a `grpc://` target, a dead or hung peer's error naming its address and a fix."""

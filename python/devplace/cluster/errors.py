@@ -235,4 +235,4 @@ def explain(
         tf.errors.DeadlineExceededError: PeerDeadlineError,
         tf.errors.UnavailableError: PeerUnavailableError,
     }[kind]
-    return cls(err, f"{message}. TensorFlow said: {said}", at_fault)
+    return cls(err, f"{message}. TensorFlow said: {said}" if said else message, at_fault)
