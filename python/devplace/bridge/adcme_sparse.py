@@ -365,15 +365,6 @@ def _apply(lu: Any, rhs: np.ndarray, trans: bool) -> np.ndarray:
     return np.ascontiguousarray(lu.solve(np.ascontiguousarray(rhs.T), trans=how).T)
 
 
-def _host_solve(indices: Any, values: Any, shape: Any, rhs: Any, trans: bool) -> Any:
-    def run(i: np.ndarray, v: np.ndarray, s: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return _apply(_lu(i, v, s), b, trans)
-
-    out = _host_op(run, [indices, values, shape, rhs], F64, stateful=False)
-    out.set_shape(rhs.shape)
-    return out
-
-
 def _values_gradient(indices: Any, lam: Any, x: Any) -> Any:
     """`-(A^-T g)[rows] .* x[cols]`, added over rows of right-hand sides."""
     rows, cols = indices[:, 0], indices[:, 1]
@@ -412,19 +403,8 @@ def solve(sp: Any, rhs: Any, method: str) -> Any:
 
 
 def _square_solve(sp: Any, rhs: Any) -> Any:
-    indices, shape = sp.indices, sp.dense_shape
-
-    @tf.custom_gradient
-    def solved(values: Any, b: Any) -> Any:
-        x = _host_solve(indices, values, shape, b, trans=False)
-
-        def grad(g: Any) -> tuple[Any, Any]:
-            lam = _host_solve(indices, values, shape, g, trans=True)
-            return _values_gradient(indices, lam, x), lam
-
-        return x, grad
-
-    return solved(sp.values, rhs)
+    """`A \\ b` through A's LU factors, which its gradient's adjoint solve uses again."""
+    return factorized_solve(sp, factorize(sp, DEFAULT_CACHE), rhs)
 
 
 def _least_squares(sp: Any, rhs: Any, tall: bool) -> Any:
@@ -441,44 +421,58 @@ def _least_squares(sp: Any, rhs: Any, tall: bool) -> Any:
     return rows_of(matmul_dense(at, rows_of(y)))
 
 
+#: ADCME's default `max_cache_size` of `factorize`.
+DEFAULT_CACHE = 999999
+
+
 class _Factorizations:
-    """Each `factorize` op's latest LU factors, by the op's number (at most `limit` ops)."""
+    """LU factors by key. Each factorize op keeps those of its latest few runs (one per run in
+    flight; a run's solves find its own by the key it made), and at most `limit` factorize ops
+    keep theirs (the least recently run one drops)."""
+
+    KEPT_PER_OP = 4
 
     def __init__(self) -> None:
-        self._lus: OrderedDict[int, Any] = OrderedDict()
+        self._ops: OrderedDict[int, OrderedDict[int, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
 
     def number(self) -> int:
+        """A new number, for an op or a run (never the same twice)."""
         return next(self._numbers)
 
-    def put(self, key: int, lu: Any, limit: int) -> None:
+    def put(self, op: int, lu: Any, limit: int) -> int:
+        key = self.number()
         with self._lock:
-            self._lus[key] = lu
-            self._lus.move_to_end(key)
-            while len(self._lus) > max(1, limit):
-                self._lus.popitem(last=False)
+            runs = self._ops.setdefault(op, OrderedDict())
+            self._ops.move_to_end(op)
+            runs[key] = lu
+            while len(runs) > self.KEPT_PER_OP:
+                runs.popitem(last=False)
+            while len(self._ops) > max(1, limit):
+                self._ops.popitem(last=False)
+        return key
 
     def get(self, key: int) -> Any:
         with self._lock:
-            if key not in self._lus:
-                raise ValueError(
-                    f"solve: factorization {key} was dropped (more factorize ops than "
-                    "max_cache_size); raise max_cache_size"
-                )
-            return self._lus[key]
+            for runs in self._ops.values():
+                if key in runs:
+                    return runs[key]
+        raise ValueError(
+            f"solve: factorization {key} was dropped (more factorize ops than "
+            "max_cache_size, or more runs of one at once than it keeps); raise max_cache_size"
+        )
 
 
 FACTORIZATIONS = _Factorizations()
 
 
 def factorize(sp: Any, max_cache_size: int) -> Any:
-    """ADCME's `factorize`: an int64 handle to `sp`'s LU factors, made when it runs."""
-    key = FACTORIZATIONS.number()
+    """ADCME's `factorize`: an int64 handle to `sp`'s LU factors, made each time it runs."""
+    op = FACTORIZATIONS.number()
 
     def run(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> np.int64:
-        FACTORIZATIONS.put(key, _lu(indices, values, shape), max_cache_size)
-        return np.int64(key)
+        return np.int64(FACTORIZATIONS.put(op, _lu(indices, values, shape), max_cache_size))
 
     handle = _host_op(run, [sp.indices, sp.values, sp.dense_shape], I64)
     handle.set_shape([])
