@@ -37,7 +37,13 @@ def execute(name, workdir):
         json.dumps({"argv": argv, "display_name": "devplace test", "language": "python"})
     )
     specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
-    manager = KernelManager(kernel_name="devplace-test", kernel_spec_manager=specs)
+    # ipc: the kernel talks over Unix sockets in `workdir`, no TCP port opened
+    manager = KernelManager(
+        kernel_name="devplace-test",
+        kernel_spec_manager=specs,
+        transport="ipc",
+        ip=str(workdir / "kernel"),
+    )
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     NotebookClient(
         notebook,
