@@ -152,3 +152,46 @@ def test_without_a_namespace_it_warns_once_and_isolate_true_refuses(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("ok")
+
+
+#: A script that leaves its sessions open (one with TF's 60 s remote timeout); with "killed" its
+#: servers die under them first, as a cluster stopped from elsewhere does.
+OPEN_SESSIONS = """
+import sys, time
+import devplace as dp, devplace.cluster as dpc
+
+with dpc.LocalCluster(ps=1, workers=1, start_timeout=120) as cluster:
+    with dp.device("/job:ps/task:0/cpu:0"):
+        w = dp.Variable(1.0)
+    sess = cluster.session(timeout=60)
+    dp.init(sess)
+    other = dp.Session(target=cluster.target("ps", 0))
+    print(dp.run(sess, w * 2), dp.run(other, w + 1))
+    if sys.argv[1] == "killed":
+        cluster.kill("ps", 0)
+        cluster.kill("worker", 0)
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["stopped", "killed"])
+def test_open_sessions_never_hold_the_interpreter_when_the_cluster_is_gone(tmp_path, how):
+    # Was: TF closed each session at exit by asking its gone master, for the whole timeout
+    # (docs/cluster.md's example sat 17.1 s, 7.4 s of it after its last line).
+    script = tmp_path / "open_sessions.py"
+    script.write_text(OPEN_SESSIONS)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+        done = time.monotonic()
+        assert proc.wait(timeout=90) == 0, proc.stderr.read()
+        took = time.monotonic() - done
+    finally:
+        proc.kill()
+    assert lines == ["2.0 2.0\n", "done\n"], proc.stderr.read()
+    assert took < 6.0  # the interpreter's own teardown (TF's included) takes 1-3 s here

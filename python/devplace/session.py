@@ -7,7 +7,8 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from devplace._fdcapture import capture_fds
@@ -32,6 +33,7 @@ __all__ = [
     "PlacementLogElsewhereError",
     "Session",
     "check_session",
+    "close_sessions",
     "init",
     "placement_log",
     "run",
@@ -164,6 +166,7 @@ class Session(tf.Session):
     _session = None
     # Probe a grpc:// master before the next run: at the first, and after a peer failure.
     _probe_master = True
+    _is_remote = False
 
     def __init__(
         self,
@@ -193,7 +196,10 @@ class Session(tf.Session):
         self.placement_lines: list[str] = []
         self._log_placement = proto.log_device_placement
         self._captured(lambda: super(Session, self).__init__(target, graph=graph, config=proto))
-        if not target:
+        self._is_remote = target.startswith("grpc://")
+        if self._is_remote:
+            _REMOTE_SESSIONS.add(self)
+        else:
             note_session(proto, options)
 
     __init__.__signature__ = signature(  # type: ignore[attr-defined]
@@ -218,7 +224,7 @@ class Session(tf.Session):
         """`tf.Session.run`, with placement failures raised as `DevicePlacementError`; on a
         `grpc://` target, a master that refuses connections raises `PeerDeadlineError` within
         `REFUSED_WAIT_S` seconds, and other peer failures are named (`devplace.cluster`)."""
-        if self._probe_master:
+        if self._probe_master and self._is_remote:
             self._check_master()
         try:
             values = self._captured(
@@ -262,19 +268,27 @@ class Session(tf.Session):
     def _check_master(self) -> None:
         """Fail at once, as TF would only at its deadline, when the master refuses connections
         for `REFUSED_WAIT_S` seconds (it may be starting); one that accepts keeps the timeout."""
-        target = tf.compat.as_str(self.sess_str)
-        if not target.startswith("grpc://"):
-            self._probe_master = False
-            return
-        from devplace.cluster.probe import GONE, probe
-
         give_up = time.monotonic() + REFUSED_WAIT_S
-        # a short probe: only a refusal counts (a slow answer is left to TF and its timeout)
-        while probe(target, timeout=0.25).state == GONE:
+        while self._master_gone():
             if time.monotonic() > give_up:
                 # what TF would raise at its deadline, without its words (it said nothing yet)
                 raise self._explain(tf.errors.DeadlineExceededError(None, None, ""))
             time.sleep(0.1)
+
+    def _master_gone(self) -> bool:
+        """Whether this `grpc://` session's master refuses connections (or closes them)."""
+        from devplace.cluster.probe import GONE, probe
+
+        # a short probe: only a refusal counts (a slow answer is left to TF and its timeout)
+        return probe(tf.compat.as_str(self.sess_str), timeout=0.25).state == GONE
+
+    def close(self) -> None:
+        """Close the session. On a `grpc://` target whose master is gone (its cluster stopped),
+        without asking it: TF would wait for the whole timeout, at interpreter exit too."""
+        if self._is_remote and not self._closed and self._master_gone():
+            self._closed = True  # tf.Session's flag: its __del__ then only frees the handle
+            return
+        super().close()
 
     def _explain(self, err: Exception) -> Exception:
         """On a `grpc://` target, a dead or hung peer's error naming its address and a fix."""
@@ -310,6 +324,17 @@ class Session(tf.Session):
 
 
 Session.__doc__ = inspect.cleandoc(Session.__doc__ or "").replace("{options}", options_doc())
+
+_REMOTE_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+def close_sessions(targets: Iterable[str]) -> None:
+    """Close this process's open sessions on `targets` (`grpc://...`): a cluster about to stop
+    closes its sessions while their masters still answer."""
+    wanted = set(targets)
+    for sess in list(_REMOTE_SESSIONS):
+        if tf.compat.as_str(sess.sess_str) in wanted:
+            sess.close()
 
 
 def _record(sess: Session, text: str) -> None:

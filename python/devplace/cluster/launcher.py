@@ -375,13 +375,21 @@ class LocalCluster:
     def stop(self) -> None:
         """Stop every process (SIGTERM, then SIGKILL after 5 s) and clean up. Idempotent."""
         atexit.unregister(self.stop)
+        targets = [
+            specs.target(self._spec, job, task)
+            for job, addresses in self._spec.items()
+            for task in range(len(addresses))
+        ]
+        if "devplace.session" in sys.modules:  # else this process has no sessions
+            from devplace.session import close_sessions
+
+            close_sessions(targets)  # while their masters answer: at once
         for role in sorted(self._procs, key=lambda r: r == _FORWARDER):
             proc = self._procs[role]
             procs.stop(proc.pid, proc=proc, grace=5.0)
         self._procs.clear()
-        for job, addresses in self._spec.items():
-            for task in range(len(addresses)):
-                _TASK_LOGS.pop(specs.target(self._spec, job, task), None)
+        for target in targets:
+            _TASK_LOGS.pop(target, None)
         self._spec = {}
         if self._reaper is not None:
             assert self._reaper.stdin is not None
