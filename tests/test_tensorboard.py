@@ -13,9 +13,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import GPUS
 from google.protobuf import text_format
 from PIL import Image
+from test_rich_display import seed_graph
 
 import devplace as dp
 from devplace.cli import main
@@ -48,13 +48,7 @@ def written(tmp_path_factory):
     root = tmp_path_factory.mktemp("board")
     graph = dp.tf.Graph()
     with graph.as_default():
-        pinned = GPUS[0] if GPUS else "/device:CPU:1"
-        with dp.device(dp.assign_to_device(pinned)):
-            a = dp.Variable(1.0)
-            b = dp.sin(a)
-        with dp.cpu(0):
-            c = dp.cos(b)
-        fetch = dp.gradients(c, a, colocate=True) + c
+        fetch = seed_graph()
         with dp.Session(cpus=2, soft=True, optimize=False, graph=graph) as sess:
             dp.init(sess)
             log = dp.tensorboard(sess, fetch, root / "live", tag="colocated")
