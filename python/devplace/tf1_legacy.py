@@ -70,7 +70,8 @@ class _TfKerasModule(types.ModuleType):
                 f"{err}. Hint: pip install 'tf-keras~=<your TensorFlow major.minor>'"
             ) from err
         # tf_keras warns at each first call that the TF1 name is deprecated: TF1 code is what
-        # devplace runs on purpose, so the console stays quiet (TF1 logged these at INFO).
+        # devplace runs on purpose, so the console stays quiet (as for TF's own deprecation
+        # log, which devplace keeps at ERROR).
         warnings.filterwarnings(
             "ignore", r"`tf\.(layers|nn\.rnn_cell)\.\w+` is deprecated", UserWarning
         )
