@@ -16,16 +16,14 @@ module PyCall
 import DevPlace: PyError, PyObject
 end
 
-"The top-level expressions of the file at `path`."
+"""
+The top-level expressions of the file at `path`, each with the line it starts on (so errors
+name the file and line).
+"""
 function toplevel_expressions(path)
-    text = read(path, String)
-    exprs, pos = Any[], 1
-    while true
-        ex, pos = Meta.parse(text, pos)
-        ex === nothing && break
-        push!(exprs, ex)
-    end
-    return exprs
+    parsed = Base.parse_input_line(read(path, String); filename = path)
+    lines = findall(a -> a isa LineNumberNode, parsed.args)
+    return [(parsed.args[i+1], parsed.args[i]) for i in lines if i < length(parsed.args)]
 end
 
 "The name of a top-level `@testset \"name\" begin ... end`, or `nothing` for other code."
@@ -53,10 +51,10 @@ function run_upstream(path)
     rows = Row[]
     Test.push_testset(parent)
     try
-        for ex in toplevel_expressions(path)
+        for (ex, line) in toplevel_expressions(path)
             before = length(parent.results)
             try
-                Core.eval(Main, ex)
+                Core.eval(Main, Expr(:toplevel, line, ex))
             catch err
                 name = something(testset_name(ex), string("top-level code: ", first(string(ex), 60)))
                 push!(rows, Row(name, (0, 0, 1, 0), sprint(showerror, err)))
