@@ -184,3 +184,18 @@ def test_schedules_are_valid_and_bounded(case: tuple[Problem, list[int]]):
             assert begin >= end - 1e-9
     busy = sum(p.compute[i, a[i]] for i in range(p.n)) + s.transfer_time
     assert p.lower_bound() - 1e-9 <= s.makespan <= busy + 1e-9
+
+
+def test_another_hosts_devices_start_their_first_op_after_the_start_delay():
+    devices = [
+        ProblemDevice("m", "cpu", host="t0"),
+        ProblemDevice("r", "cpu", host="t1"),
+        ProblemDevice("local", "cpu"),  # no host: the client's own process, never held back
+    ]
+    # three independent ops of 100, one per device
+    p = make(3, [], [[100.0] * 3] * 3, devices=devices, master_host="t0", host_start_delay=300.0)
+    s = simulate(p, [0, 1, 2])
+    assert s.start.tolist() == [0.0, 300.0, 0.0] and s.makespan == 400.0
+    assert simulate(p, [0, 0, 2]).makespan == 200.0  # nothing on t1: no delay
+    with pytest.raises(AutoPlacementError, match="host_start_delay"):
+        make(1, [], [[1.0]], host_start_delay=-1.0)
