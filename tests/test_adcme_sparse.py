@@ -169,7 +169,7 @@ def test_the_solve_runs_on_the_cpu_of_its_scope_with_its_gradient() -> None:
     values = tf.constant(row_major_values(a))
     with dp.cpu(1):
         x = sp.solve(sparse_of(a, values), np.ones(4), "auto")
-        (g,) = tf.gradients(tf.reduce_sum(x), [values])
+        (g,) = dp.gradients(tf.reduce_sum(x), [values], colocate=True)
     report = dp.placement(dp.Session(cpus=2, optimize=False), [x, g])
     names = [op.name for op in py_funcs()]
     assert len(names) == 3  # A's LU factorization, the solve, and the adjoint solve using it
@@ -178,10 +178,13 @@ def test_the_solve_runs_on_the_cpu_of_its_scope_with_its_gradient() -> None:
 
 def test_under_a_gpu_scope_the_solve_is_put_on_a_cpu() -> None:
     a = regular(4, seed=8)
+    values = tf.constant(row_major_values(a))
     with dp.gpu(0):
-        x = sp.solve(sparse_of(a), np.ones(4), "auto")
+        x = sp.solve(sparse_of(a, values), np.ones(4), "auto")
+        dp.gradients(tf.reduce_sum(x), [values], colocate=True)
     host_ops = py_funcs()
-    assert [op.device for op in host_ops] == ["/device:CPU:0"] * 2  # factorization, solve
+    # the factorization, the solve, the adjoint solve (colocated gradients included)
+    assert [op.device for op in host_ops] == ["/device:CPU:0"] * 3
     if not HAS_GPU:
         return
     report = dp.placement(dp.Session(optimize=False), x)

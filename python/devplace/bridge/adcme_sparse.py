@@ -476,7 +476,7 @@ def factorize(sp: Any, max_cache_size: int) -> Any:
 
     handle = _host_op(run, [sp.indices, sp.values, sp.dense_shape], I64)
     handle.set_shape([])
-    return tf.stop_gradient(handle)
+    return handle  # an integer: no gradient flows through it
 
 
 def _factored_solve(handle: Any, rhs: Any, trans: bool) -> Any:
@@ -498,7 +498,10 @@ def factorized_solve(sp: Any, handle: Any, rhs: Any) -> Any:
         x = _factored_solve(handle, b, trans=False)
 
         def grad(g: Any) -> tuple[Any, Any]:
-            lam = _factored_solve(handle, g, trans=True)
+            # With colocated gradients, TensorFlow would put this host op with the solve's
+            # identity (on a GPU under a GPU scope): it goes with the factorization instead.
+            with tf.get_default_graph().colocate_with(handle.op, ignore_existing=True):
+                lam = _factored_solve(handle, g, trans=True)
             return _values_gradient(indices, lam, x), lam
 
         return x, grad
