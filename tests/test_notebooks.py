@@ -97,7 +97,7 @@ def test_colocate_notebook(tmp_path):
         assert ran["Sin"] == pinned
     assert colocated["gradients/Sin_grad/mul"] == pinned  # the gradient went where sin ran
     assert apart["gradients/Sin_grad/mul"] == default
-    assert len(pictures(notebook)) == 2  # both profiles' timelines
+    assert len(pictures(notebook)) == 3  # both profiles' timelines, and the saved one's
     assert all(p.width > 500 and p.height > 100 for p in pictures(notebook))
     widgets = [out for out in outputs(notebook) if WIDGET in out.get("data", {})]
     assert len(widgets) == 2  # run_profile(repeat=20)'s progress bars are notebook widgets

@@ -103,6 +103,18 @@ def test_profile_shows_its_timeline_as_png_and_svg(session):
     assert Image.open(io.BytesIO(only_png["image/png"])).format == "PNG"
 
 
+def test_saved_profile_shows_its_timeline(session, tmp_path):
+    fetch = seed_graph()
+    dp.init(session)
+    path = dp.run_profile(session, fetch).save(tmp_path / "run.json")
+    trace = dp.read_trace(path)
+    assert mime_types(trace) == ["image/svg+xml", "image/png"]
+    bundle = trace._repr_mimebundle_()
+    assert Image.open(io.BytesIO(bundle["image/png"])).width > 500
+    assert "run.json" in bundle["image/svg+xml"]  # titled by its file
+    assert bundle["text/plain"].startswith(f"Trace: {len(trace.ops)} ops on 2 devices")
+
+
 def test_comparison_html_has_the_rows_of_its_table(session, tmp_path):
     fetch = seed_graph()
     dp.init(session)

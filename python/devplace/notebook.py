@@ -2,9 +2,10 @@
 
 Each devplace class a user prints has a one-line `_repr_html_` or `_repr_mimebundle_` that
 calls a function here: placement reports, comparisons and automatic placements as HTML tables
-(each device its own colour), profiles and traced runs as their timeline picture (PNG and SVG),
-clusters and sessions as their tasks and addresses. Plain `repr`/`str` stay what they are for
-the terminal. Loaded on first display only, so `import devplace` does not pay for it.
+(each device its own colour), profiles, traced runs and saved profiles (`dp.read_trace(path)`)
+as their timeline picture (PNG and SVG), clusters and sessions as their tasks and addresses.
+Plain `repr`/`str` stay what they are for the terminal. Loaded on first display only, so
+`import devplace` does not pay for it.
 """
 
 from __future__ import annotations
@@ -188,16 +189,19 @@ def _candidates_table(placement: Any) -> str:
 def picture_bundle(
     run: Any, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None
 ) -> dict[str, Any]:
-    """A profile's or traced run's timeline picture as a MIME bundle (SVG text, PNG bytes)
-    and a one-line `text/plain` summary; the figure is drawn once for all formats asked."""
+    """The timeline picture of a profile, a traced run or a saved profile (a `Trace`, e.g.
+    `dp.read_trace("run.json")`) as a MIME bundle (SVG text, PNG bytes) and a one-line
+    `text/plain` summary; the figure is drawn once for all formats asked."""
     from devplace.plot import profile_figure
 
     wanted = [
         m for m in PICTURE_TYPES if (include is None or m in include) and m not in (exclude or ())
     ]
     runs = getattr(run, "runs", None)
-    title = f"run_profile: median of {plural(runs, 'traced run')}" if runs else "traced run"
-    fig, trace = profile_figure(run.trace, title=title)
+    title = f"run_profile: median of {plural(runs, 'traced run')}" if runs else None
+    if title is None and hasattr(run, "trace"):
+        title = "traced run"
+    fig, trace = profile_figure(getattr(run, "trace", run), title=title)
     bundle: dict[str, Any] = {
         "text/plain": (
             f"{type(run).__name__}: {plural(len(trace.ops), 'op')} on "

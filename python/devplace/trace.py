@@ -206,6 +206,11 @@ class Trace:
             return None
         return sum(t.bytes or 0 for t in self.transfers)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from devplace.notebook import picture_bundle
+
+        return picture_bundle(self, include, exclude)
+
 
 def _problem(where: str, expected: str, found: Any) -> str:
     text = repr(found)
