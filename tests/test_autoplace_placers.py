@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -342,3 +343,20 @@ def test_exact_placers_give_the_results_they_gave_before(build, optimum, milp_va
     r = milp_placement(p, time_limit=30)
     assert r.optimal and r.value == pytest.approx(milp_value, rel=1e-6)
     assert simulate(p, r.assignment).makespan == pytest.approx(milp_makespan, rel=1e-6)
+
+
+def test_contiguous_with_an_op_the_cpu_cannot_run_computes_without_nan():
+    # op 0 has no CPU kernel: its CPU prefix sum used to be inf, and inf - inf warned
+    p = Problem(
+        names=["a", "b", "c"],
+        devices=[ProblemDevice("gpu", "acc"), ProblemDevice("cpu", "cpu")],
+        compute=np.array([[1.0, np.inf], [2.0, 1.0], [3.0, 1.0]]),
+        edges=[(0, 1), (1, 2)],
+        xfer=np.ones(3),
+        link_alpha=np.ones((2, 2)),
+        link_beta=np.zeros((2, 2)),
+        memory=np.zeros(3),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert contiguous(p).tolist() == [0, 1, 1]

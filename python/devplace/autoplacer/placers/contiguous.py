@@ -102,16 +102,20 @@ def _prefix(problem: Problem, order: list[int], devs: list[int], cpus: list[int]
     a0, a1 = devs[0], devs[1] if len(devs) > 1 else devs[0]
     base = _cut_costs(problem, pos, 1.0, 0.0)
     aa = problem.link_beta[a0, a1] * base + problem.link_alpha[a0, a1] * (base > 0)
+    # An op a device cannot run costs 1000x its best time there: a finite penalty keeps the
+    # prefix sums finite (an infinite one makes differences of them inf - inf = NaN).
+    penalty = 1e3 * problem.min_compute()[order]
+
+    def cost_on(dev: int) -> np.ndarray:
+        return np.where(problem.allowed[order, dev], problem.compute[order, dev], penalty)
+
     ac = np.zeros(n)
     w_cpu = np.zeros(n + 1)
     if cpus:
         c0 = cpus[0]
         ac = problem.link_beta[a0, c0] * base + problem.link_alpha[a0, c0] * (base > 0)
-        w_cpu = np.concatenate([[0.0], np.cumsum(problem.compute[order, c0])])
-    # An op without a kernel on the accelerator costs 1000x its best time there.
-    fast = np.where(
-        problem.allowed[order, a0], problem.compute[order, a0], 1e3 * problem.min_compute()[order]
-    )
+        w_cpu = np.concatenate([[0.0], np.cumsum(cost_on(c0))])
+    fast = cost_on(a0)
     mem = np.concatenate([[0.0], np.cumsum(problem.memory[order])])
     cap = float(problem.devices[a0].memory) * (1 + 1e-9)
     return _Prefix(
