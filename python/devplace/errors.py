@@ -7,7 +7,15 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 
 from typing import Any
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "DevplaceWarning", "Error", "quoted"]
+__all__ = [
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "DevplaceWarning",
+    "Error",
+    "SessionOptionError",
+    "SessionOptionTypeError",
+    "quoted",
+]
 
 
 def quoted(value: Any) -> str:
@@ -41,3 +49,15 @@ class ArgumentTypeError(_BadArgument, TypeError):
 
 class ArgumentValueError(_BadArgument, ValueError):
     """An argument of the right type but a wrong value; names function, argument and value."""
+
+
+class SessionOptionError(ArgumentValueError):
+    """A Session option with a value it cannot take; names the option, expected, found, hint."""
+
+    def __init__(self, option: str, value: Any, expected: str, hint: str):
+        self.option = option
+        super().__init__("Session", option, value, expected, hint)
+
+
+class SessionOptionTypeError(SessionOptionError, TypeError):
+    """A Session option given a value of the wrong type (`soft='no'`, `inter=1.5`)."""

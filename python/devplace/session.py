@@ -372,7 +372,7 @@ def placement_log(sess: Session) -> list[str]:
     target = tf.compat.as_str(sess.sess_str)
     if sess.placement_lines or not target.startswith("grpc://"):
         return list(sess.placement_lines)  # in process (a server in this process too)
-    from devplace.cluster.launcher import task_log
+    from devplace.cluster.task_logs import task_log
 
     path = task_log(target)
     if path is None:

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf
-from devplace.errors import ArgumentValueError
+from devplace.errors import SessionOptionError, SessionOptionTypeError
+from devplace.virtual_gpus import set_virtual_gpus
 
 __all__ = [
     "MAX_DEVICES",
@@ -49,37 +50,17 @@ MAX_THREADS = 4096
 MAX_TIMEOUT = 1e9
 
 
-class SessionOptionError(ArgumentValueError):
-    """A Session option with a value it cannot take; names the option, expected, found, hint."""
-
-    def __init__(self, option: str, value: Any, expected: str, hint: str):
-        self.option = option
-        super().__init__("Session", option, value, expected, hint)
-
-
-class SessionOptionTypeError(SessionOptionError, TypeError):
-    """A Session option given a value of the wrong type (`soft='no'`, `inter=1.5`)."""
-
-
-class _WrongType(Exception):
-    pass
-
-
-class _OutOfRange(Exception):
-    pass
-
-
 def _flag(value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise _WrongType
+        raise TypeError
     return bool(value)
 
 
 def _integer(value: Any, maximum: int, minimum: int = 0) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise _WrongType
+        raise TypeError
     if not minimum <= value <= maximum:
-        raise _OutOfRange
+        raise ValueError
     return int(value)
 
 
@@ -87,11 +68,11 @@ def _virtual_gpus(value: Any) -> int | tuple[int, ...]:
     """A count of logical GPUs per GPU, or their sizes in MiB (a list, tuple or 1-d array)."""
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
-            raise _WrongType
+            raise TypeError
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         if not value:
-            raise _OutOfRange
+            raise ValueError
         return tuple(_integer(mib, MAX_GPU_MIB, minimum=1) for mib in value)
     return _integer(value, MAX_DEVICES, minimum=1)
 
@@ -99,9 +80,9 @@ def _virtual_gpus(value: Any) -> int | tuple[int, ...]:
 def _real(value: Any, low: float, high: float) -> float:
     """A finite number with low < value <= high."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise _WrongType
+        raise TypeError
     if not (math.isfinite(value) and low < value <= high):
-        raise _OutOfRange
+        raise ValueError
     return float(value)
 
 
@@ -154,11 +135,11 @@ class Option:
         """The value, normalised (numpy scalars to Python), or `SessionOptionError`."""
         if value is None and self.default is None:
             return None
-        try:
+        try:  # a converter raises TypeError for a wrong type, ValueError out of range
             return self.kind.convert(value)
-        except _WrongType:
+        except TypeError:
             error: type[SessionOptionError] = SessionOptionTypeError
-        except _OutOfRange:
+        except ValueError:
             error = SessionOptionError
         raise error(self.name, value, self.kind.expected, self.hint)
 
@@ -192,13 +173,6 @@ def _disable_optimizers(proto: Any, _optimize: bool) -> None:
     opts.do_constant_folding = False
     opts.do_common_subexpression_elimination = False
     opts.do_function_inlining = False
-
-
-def _set_virtual_gpus(proto: Any, request: int | tuple[int, ...]) -> None:
-    # Imported here: virtual_gpus raises this module's errors.
-    from devplace.virtual_gpus import set_virtual_gpus
-
-    set_virtual_gpus(proto, request)
 
 
 def _set_timeout(proto: Any, seconds: float) -> None:
@@ -282,7 +256,7 @@ OPTIONS: tuple[Option, ...] = (
         "virtual_gpus",
         None,
         VIRTUAL_GPUS,
-        _set_virtual_gpus,
+        set_virtual_gpus,
         "split each GPU into logical GPUs: `4` shares its memory equally (90%, or "
         "`gpu_memory_fraction`), `[2048, 2048]` gives MiB each (fixed by the process's first "
         "session)",

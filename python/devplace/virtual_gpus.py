@@ -18,8 +18,8 @@ import warnings
 from typing import Any
 
 from devplace._tf import GPU_MESSAGES, driver_present, tf
-from devplace.errors import DevplaceWarning, Error
-from devplace.session_options import SessionOptionError
+from devplace.errors import DevplaceWarning, Error, SessionOptionError
+from devplace.no_gpu import why_no_gpu
 
 __all__ = [
     "DEFAULT_SHARE",
@@ -116,8 +116,6 @@ def _shown(request: int | tuple[int, ...]) -> str:
 
 
 def _no_gpu_reason() -> str:
-    from devplace.cli.devices import why_no_gpu
-
     return why_no_gpu(
         None,
         tf.test.is_built_with_cuda(),
@@ -162,7 +160,7 @@ def set_virtual_gpus(
             )
         warnings.warn(
             NoGpuWarning(f"{message}Soft placement is on: ops pinned to /GPU:i run on the CPU."),
-            stacklevel=5,
+            stacklevel=4,
         )
         return
     share = proto.gpu_options.per_process_gpu_memory_fraction

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from typing import Any
 
+from devplace.no_gpu import why_no_gpu
+
 __all__ = ["device_rows", "register", "tensorflow_gpu_messages", "why_no_gpu"]
 
 
@@ -102,37 +104,6 @@ def tensorflow_gpu_messages() -> list[str]:
     except subprocess.TimeoutExpired:
         return ["(TensorFlow took over 120 s to look for GPUs)"]
     return gpu_lines(done.stdout + done.stderr)
-
-
-def why_no_gpu(
-    gpus: int | None,
-    built_with_cuda: bool,
-    driver: bool,
-    visible: str | None,
-    messages: list[str],
-) -> str:
-    """One paragraph on why a session sees no GPU, ending with TensorFlow's own words."""
-    if gpus == 0:
-        return "no GPU: --gpus 0 asked for none"
-    if not built_with_cuda:
-        reason = (
-            "no GPU: this TensorFlow is a CPU-only build (tensorflow-cpu, or a platform without "
-            "CUDA wheels); on Linux with an NVIDIA GPU: pip uninstall tensorflow-cpu, then "
-            "pip install 'devplace[gpu]'"
-        )
-    elif visible is not None and visible.strip() in ("", "-1"):
-        reason = f"no GPU: CUDA_VISIBLE_DEVICES={visible!r} hides every GPU from TensorFlow"
-    elif not driver:
-        reason = "no GPU: no NVIDIA driver on this machine (TensorFlow's CUDA build is installed)"
-    elif any("dynamic library" in m or "dlopen" in m for m in messages):
-        reason = (
-            "no GPU: an NVIDIA driver is present but CUDA libraries failed to load; "
-            "pip install 'devplace[gpu]' installs them (tensorflow[and-cuda])"
-        )
-    else:
-        reason = "no GPU: an NVIDIA driver is present but TensorFlow found no usable GPU"
-    said = "".join(f"\n  TensorFlow: {m}" for m in messages)
-    return f"{reason}{said}\n  pins to /GPU:i need dp.Session(soft=True) here"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,21 +30,13 @@ from devplace.cluster import netns, procs
 from devplace.cluster import spec as specs
 from devplace.cluster.ready import wait_usable
 from devplace.cluster.state import ClusterState, ProcessEntry
+from devplace.cluster.task_logs import TASK_LOGS
 from devplace.errors import DevplaceWarning, Error
 
-__all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster", "task_log"]
+__all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster"]
 
 _FORWARDER = "forwarder"
 _warned = False
-# The log file of every task of the LocalClusters this process runs, by session target.
-_TASK_LOGS: dict[str, Path] = {}
-
-
-def task_log(target: str) -> Path | None:
-    """The log file of the server at `target` (`grpc://127.0.0.1:port`) when it is a task of
-    a running `LocalCluster` of this process; else None. A master task logs there what it
-    prints, e.g. the placement of a session made with `log_placement=True`."""
-    return _TASK_LOGS.get(target)
 
 
 class ClusterStartError(Error, RuntimeError):
@@ -339,7 +331,7 @@ class LocalCluster:
         for role in roles:
             self._spawn(role, self._server_command(role))
             job, task = role.split("/")
-            _TASK_LOGS[self.target(job, int(task))] = self._log_file(role)
+            TASK_LOGS[self.target(job, int(task))] = self._log_file(role)
         self._wait(roles, self.start_timeout)
 
     def _wait(self, roles: list[str], timeout: float) -> None:
@@ -389,7 +381,7 @@ class LocalCluster:
             procs.stop(proc.pid, proc=proc, grace=5.0)
         self._procs.clear()
         for target in targets:
-            _TASK_LOGS.pop(target, None)
+            TASK_LOGS.pop(target, None)
         self._spec = {}
         if self._reaper is not None:
             assert self._reaper.stdin is not None
