@@ -32,10 +32,12 @@ const IndexVector = Union{AbstractVector{<:Integer},PyObject}
 const SparseSize = Union{Integer,PyObject,Nothing}
 
 "Julia sizes as the rule takes them; `nothing` is the largest index (Julia's `sparse`)."
-sparse_size(n::SparseSize, index) =
-    n !== nothing ? n : index isa PyObject ? throw(ArgumentError(string(
-        "SparseTensor: give the size (m, n) when the indices are tensors. ",
-        "Hint: SparseTensor(ii, jj, vv, m, n)"))) : (isempty(index) ? 0 : Int(maximum(index)))
+function sparse_size(n::SparseSize, index)
+    n === nothing || return n
+    index isa PyObject && throw(ArgumentError(string("SparseTensor: give the size (m, n) when ",
+        "the indices are tensors. Hint: SparseTensor(ii, jj, vv, m, n)")))
+    return isempty(index) ? 0 : Int(maximum(index))
+end
 
 """
     SparseTensor(ii, jj, vv, m=nothing, n=nothing; is_diag=false) -> SparseTensor
