@@ -275,3 +275,17 @@ def test_verify_gpu_script_runs_without_a_gpu_too():
     rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "µs" in line]
     assert [row.split(" | ")[0].strip("| ") for row in rows] == list(MODELS)
     assert "link alpha" in out.stdout
+
+
+def test_profiling_a_device_the_machine_lacks_is_an_error_or_with_soft_a_labelled_warning():
+    graph, x, y = _small_graph()
+    feed = {x: np.ones([64, 64], np.float32)}
+    missing = f"/device:GPU:{len(GPUS)}"  # one more GPU than this machine has
+    with pytest.raises(AutoPlacementError, match=f"device '{missing}' does not exist.*soft=True"):
+        profile_devices(graph, y, devices=["/cpu:0", missing], feed=feed, repeat=2)
+    with pytest.warns(dp.DevplaceWarning, match=f"'{missing}' does not exist") as caught:
+        prof = profile_devices(graph, y, ["/cpu:0", missing], feed=feed, repeat=2, soft=True)
+    assert caught[0].filename == __file__  # the warning points at the caller
+    # labelled: every op of the missing device's profile says it ran on the CPU
+    assert {e["device"] for e in prof.profiles[missing].values()} == {"/device:CPU:0"}
+    assert prof.runs_on("MatMul", missing) is False

@@ -3,15 +3,18 @@ model; `profiled_cost`: what `autoplace(session=...)` uses when given no profile
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
+from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.timing import step_time_us
-from devplace.devices import parse_device
+from devplace.devices import canonical_device, matches, parse_device
+from devplace.errors import DevplaceWarning
 
 __all__ = ["profile_devices", "profiled_cost"]
 
@@ -47,6 +50,27 @@ def _sharing(names: list[str], cores: Mapping[str, int] | None) -> dict[str, str
     return shared
 
 
+def _present(sess: Any, name: str, soft: bool) -> None:
+    """Nothing when `sess` has device `name`; else an AutoPlacementError naming it and the
+    devices there, or with `soft` a DevplaceWarning (its profile then says where its ops ran)."""
+    have = [d.name for d in sess.list_devices()]
+    if any(matches(name, h) for h in have):
+        return
+    short = sorted({canonical_device(h) for h in have})
+    if not soft:
+        raise AutoPlacementError(
+            f"profile_devices: device {name!r} does not exist here (the session has {short}); "
+            "hint: profile only devices it has, or pass soft=True to profile it where TF's soft "
+            "placement puts its ops (each entry's 'device' says where)"
+        )
+    warnings.warn(
+        f"profile_devices: device {name!r} does not exist here (the session has {short}); its "
+        "ops were profiled where soft placement put them, and each entry's 'device' says where",
+        DevplaceWarning,
+        stacklevel=4,
+    )
+
+
 def _profile_on(
     sess_or_graph: Any,
     graph: Any,
@@ -55,10 +79,11 @@ def _profile_on(
     names: list[str],
     feed: Any,
     repeat: int,
+    soft: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], float]:
     """Per-op median times of `fetches` with every op of `graph` on `name` (soft placement,
     graph rewriting off, variables initialised), in a fresh session on the same target, and
-    the median untraced step time (µs) there."""
+    the median untraced step time (µs) there; `name` must exist there (`_present`)."""
     import devplace as dp
     from devplace._tf import tf
 
@@ -69,6 +94,7 @@ def _profile_on(
     target = session_target(sess_or_graph)
     where = {"target": target} if target else {"cpus": _cpus_needed(names)}
     with dp.Session(graph=graph, soft=True, optimize=False, **where) as sess:
+        _present(sess, name, soft)
         if inits:
             sess.run(inits)
         # Untraced first: after traced steps a session's untraced steps run slower (up to 2x
@@ -89,6 +115,7 @@ def profile_devices(
     feed: Any = None,
     repeat: int = 7,
     cores: Mapping[str, int] | None = None,
+    soft: bool = False,
 ) -> DeviceProfiles:
     """Per-op median times of `fetches` with the whole graph on each of `devices` in turn.
 
@@ -101,7 +128,11 @@ def profile_devices(
     which calibrates the profile: `autoplacer.calibration`). `cores` (task -> its cores,
     e.g. `{"/job:worker/task:1": 1}`): a task of the same device type and cores as one
     profiled before shares its profile instead of being profiled (`DeviceProfiles.shared`
-    says which). The graph's devices are restored afterwards. Pass the result to
+    says which). A device the session does not have is an `AutoPlacementError` naming it
+    (e.g. `/device:GPU:0` on a machine without a GPU), unless `soft=True`: then a
+    `DevplaceWarning` says so and its profile records where soft placement ran each op
+    (its `device`), so the model never takes it for that device's own times. The graph's
+    devices are restored afterwards. Pass the result to
     `CostModel.from_profiles`; `save` it and `DeviceProfiles.load` it to reuse it.
     """
     from devplace._tf import tf
@@ -118,7 +149,7 @@ def profile_devices(
         for name in names:
             if name not in shared:
                 profiles[name], steps[name] = _profile_on(
-                    sess_or_graph, graph, fetches, name, names, feed, repeat
+                    sess_or_graph, graph, fetches, name, names, feed, repeat, soft
                 )
     finally:
         for op, dev in zip(ops, before, strict=True):
