@@ -205,63 +205,83 @@ class _Label:
     ax: Any = None
 
 
-def _draw_timeline(
-    ax: Any, trace: Trace, devices: list[str], xmax: float, size: _Size
-) -> list[_Label]:
-    """Bars, arrows and row labels of one trace; returns the op labels to place."""
-    min_width = xmax * _MIN_BAR
-    narrow = size.width_in < 5
-    labels = []
-    bars: dict[bool, list[Rectangle]] = {False: [], True: []}  # by "is a gradient op"
-    copies: list[Rectangle] = []
-    side_ticks: list[tuple[float, str]] = []
-    for lane, device in enumerate(devices):
-        rows = _rows(trace, device)
-        height = _LANE / len(rows)
-        for r, (kind, thread) in enumerate(rows):
-            y = lane + r * height
-            if rows[-1][0] != "op" and (kind != "op" or r == 0):  # a GPU: name its sub-rows
-                side_ticks.append((y + height / 2, _row_label(trace, device, kind, narrow)))
-            if kind == "copy":
-                entries = [e for e in trace.copies if e.device == device]
-            elif kind == "kernel":
-                entries = [e for e in trace.kernels if e.device == device]
-            else:
-                entries = [e for e in trace.ops_on(device) if e.thread == thread]
-            entries.sort(key=lambda e: e.start_us)
-            starts = [e.start_us for e in entries]
-            for i, entry in enumerate(entries):
-                width = max(entry.duration_us, min_width)
-                box = Rectangle(
-                    (entry.start_us, y),
-                    width,
-                    height * 0.92,
-                    facecolor=TRANSFER_COLOR if kind == "copy" else op_color(entry.op_type),
-                )
-                (copies if kind == "copy" else bars[_is_gradient(entry)]).append(box)
-                if kind == "op":
-                    after = bisect.bisect_right(starts, entry.start_us, lo=i)
-                    free_until = starts[after] if after < len(starts) else xmax * 1.02
-                    labels.append(
-                        _Label(
-                            _short(entry.name),
-                            entry.start_us,
-                            entry.start_us + width,
-                            free_until,
-                            y + height * 0.46,
-                            size.font_pt,
-                        )
-                    )
+@dataclasses.dataclass
+class _Boxes:
+    """What a timeline draws, gathered row by row: op bars (gradient ops apart), copies, and
+    the op labels to place."""
+
+    ops: list[Rectangle] = dataclasses.field(default_factory=list)
+    gradients: list[Rectangle] = dataclasses.field(default_factory=list)
+    copies: list[Rectangle] = dataclasses.field(default_factory=list)
+    labels: list[_Label] = dataclasses.field(default_factory=list)
+
+
+def _row_entries(trace: Trace, device: str, kind: str, thread: Any) -> list[TraceOp]:
+    """The entries of one row of `device`'s lane, by start time."""
+    if kind == "copy":
+        entries = [e for e in trace.copies if e.device == device]
+    elif kind == "kernel":
+        entries = [e for e in trace.kernels if e.device == device]
+    else:
+        entries = [e for e in trace.ops_on(device) if e.thread == thread]
+    return sorted(entries, key=lambda e: e.start_us)
+
+
+def _draw_row(
+    boxes: _Boxes,
+    entries: list[TraceOp],
+    kind: str,
+    y: float,
+    height: float,
+    xmax: float,
+    size: _Size,
+) -> None:
+    """One bar per entry (at least `_MIN_BAR` of the chart wide), and a label per op."""
+    starts = [e.start_us for e in entries]
+    for i, entry in enumerate(entries):
+        width = max(entry.duration_us, xmax * _MIN_BAR)
+        box = Rectangle(
+            (entry.start_us, y),
+            width,
+            height * 0.92,
+            facecolor=TRANSFER_COLOR if kind == "copy" else op_color(entry.op_type),
+        )
+        if kind == "copy":
+            boxes.copies.append(box)
+            continue
+        (boxes.gradients if _is_gradient(entry) else boxes.ops).append(box)
+        if kind == "op":
+            after = bisect.bisect_right(starts, entry.start_us, lo=i)
+            free_until = starts[after] if after < len(starts) else xmax * 1.02
+            end = entry.start_us + width
+            label = _Label(
+                _short(entry.name), entry.start_us, end, free_until, y + height * 0.46, size.font_pt
+            )
+            boxes.labels.append(label)
+
+
+def _add_boxes(ax: Any, trace: Trace, boxes: _Boxes) -> None:
     edge = 0.4 if len(trace.ops) <= _MAX_EDGED else 0.0  # dense charts: edges would hide colour
-    for hatch, patches in ((None, bars[False]), ("////", bars[True]), (None, copies)):
+    for hatch, patches in ((None, boxes.ops), ("////", boxes.gradients), (None, boxes.copies)):
         collection = PatchCollection(
             patches, match_original=True, edgecolor="#333333", linewidth=edge
         )
         if hatch:
             collection.set_hatch(hatch)
         ax.add_collection(collection)
-    _draw_transfers(ax, trace, {d: i for i, d in enumerate(devices)}, 0.6 if narrow else 1.1)
+
+
+def _label_axes(
+    ax: Any,
+    trace: Trace,
+    devices: list[str],
+    xmax: float,
+    size: _Size,
+    side_ticks: list[tuple[float, str]],
+) -> None:
+    """Device rows with their numbers, the time axis, and a GPU's sub-rows on the right."""
     busy = trace.busy_us()
+    narrow = size.width_in < 5
     ax.set_yticks([i + _LANE / 2 for i in range(len(devices))])
     ax.set_yticklabels(
         [_device_label(trace, d, busy, narrow) for d in devices], fontsize=size.font_pt
@@ -277,7 +297,27 @@ def _draw_timeline(
         side = ax.secondary_yaxis("right")
         side.set_yticks([y for y, _ in side_ticks], [t for _, t in side_ticks])
         side.tick_params(labelsize=size.font_pt, length=0)
-    return [dataclasses.replace(label, ax=ax) for label in labels]
+
+
+def _draw_timeline(
+    ax: Any, trace: Trace, devices: list[str], xmax: float, size: _Size
+) -> list[_Label]:
+    """Bars, arrows and row labels of one trace; returns the op labels to place."""
+    narrow = size.width_in < 5
+    boxes = _Boxes()
+    side_ticks: list[tuple[float, str]] = []
+    for lane, device in enumerate(devices):
+        rows = _rows(trace, device)
+        height = _LANE / len(rows)
+        for r, (kind, thread) in enumerate(rows):
+            y = lane + r * height
+            if rows[-1][0] != "op" and (kind != "op" or r == 0):  # a GPU: name its sub-rows
+                side_ticks.append((y + height / 2, _row_label(trace, device, kind, narrow)))
+            _draw_row(boxes, _row_entries(trace, device, kind, thread), kind, y, height, xmax, size)
+    _add_boxes(ax, trace, boxes)
+    _draw_transfers(ax, trace, {d: i for i, d in enumerate(devices)}, 0.6 if narrow else 1.1)
+    _label_axes(ax, trace, devices, xmax, size, side_ticks)
+    return [dataclasses.replace(label, ax=ax) for label in boxes.labels]
 
 
 def _time_axis(ax: Any, span_us: float) -> str:

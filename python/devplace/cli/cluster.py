@@ -124,14 +124,11 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def up(args: argparse.Namespace) -> int:
-    """Start the cluster, print its spec, and hold it until Ctrl-C or SIGTERM."""
+def _up_refusal(state_file: Path, spec_file: Path) -> int:
+    """The exit status when `up` cannot start here (2: a bad output file, 1: a cluster is
+    already up), after saying why; 0 when it can."""
     from devplace.cluster.state import read_state
 
-    state_file = _state_file(args)
-    spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
-    if not args.state_file:
-        state_file.parent.mkdir(parents=True, exist_ok=True)  # our cache folder
     for flag, path in (("--state-file", state_file), ("--spec-file", spec_file)):
         if problem := _output_problem(flag, path):
             print(f"devplace cluster: error: {problem}", file=sys.stderr)
@@ -145,8 +142,36 @@ def up(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    from devplace.cluster import ClusterStartError, LocalCluster  # loads TensorFlow
+    return 0
+
+
+def _say_up(args: argparse.Namespace, cluster: LocalCluster) -> None:
+    """What a started cluster is: its isolation, cores, spec and where to connect."""
     from devplace.cluster.cores import describe
+
+    where = (
+        "in a loopback-only network namespace"
+        if cluster.isolated
+        else "listening on EVERY interface, without authentication"
+    )
+    print(f"devplace cluster: {args.ps} ps, {args.workers} workers, {where}")
+    for role, cores in cluster.cores.items():
+        print(f"  {role} pinned to cores {describe(cores)}")
+    print(json.dumps(cluster.spec, indent=2))
+    print(f"spec written to {cluster.spec_file}")
+    print(f"session target: {cluster.target('worker', 0)}  (/job:worker/task:0)")
+    print("Stop with Ctrl-C, or `devplace cluster down` from another terminal.", flush=True)
+
+
+def up(args: argparse.Namespace) -> int:
+    """Start the cluster, print its spec, and hold it until Ctrl-C or SIGTERM."""
+    state_file = _state_file(args)
+    spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
+    if not args.state_file:
+        state_file.parent.mkdir(parents=True, exist_ok=True)  # our cache folder
+    if refused := _up_refusal(state_file, spec_file):
+        return refused
+    from devplace.cluster import ClusterStartError, LocalCluster  # loads TensorFlow
 
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
@@ -168,18 +193,7 @@ def up(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     try:
-        where = (
-            "in a loopback-only network namespace"
-            if cluster.isolated
-            else "listening on EVERY interface, without authentication"
-        )
-        print(f"devplace cluster: {args.ps} ps, {args.workers} workers, {where}")
-        for role, cores in cluster.cores.items():
-            print(f"  {role} pinned to cores {describe(cores)}")
-        print(json.dumps(cluster.spec, indent=2))
-        print(f"spec written to {cluster.spec_file}")
-        print(f"session target: {cluster.target('worker', 0)}  (/job:worker/task:0)")
-        print("Stop with Ctrl-C, or `devplace cluster down` from another terminal.", flush=True)
+        _say_up(args, cluster)
         _hold(cluster)
     except KeyboardInterrupt:
         pass

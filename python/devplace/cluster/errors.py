@@ -168,6 +168,65 @@ _RESTORE = (
 )
 
 
+def _verdict(
+    kind: type,
+    statuses: list[TaskStatus],
+    err: Any,
+    known: list[tuple[str | None, int | None, str]],
+    spec: Any,
+    timeout: float | None,
+) -> tuple[str, list[TaskStatus]]:
+    """What happened, with a hint, and the tasks at fault, from what the probes found."""
+    gone = [s for s in statuses if s.state == GONE]
+    silent = [s for s in statuses if s.state == SILENT]
+    if kind is tf.errors.AbortedError:
+        return (
+            f"a task lost the session's state, most likely because it restarted{_RESTORE}",
+            statuses,
+        )
+    if gone:
+        return f"{_describe(gone)}. {_RESTART}", gone
+    if silent:
+        limit = f"within the timeout of {timeout:g} s" if timeout else "in time"
+        return (
+            f"no answer {limit}: {_describe(silent)}. Hint: a stopped process resumes with "
+            "`kill -CONT <pid>`; a hung one must be restarted (then restore from the last "
+            "checkpoint)",
+            silent,
+        )
+    if kind is tf.errors.DeadlineExceededError:
+        return _slow(statuses, spec, timeout), []
+    named = set(_mentioned(err.message, known))
+    at_fault = [s for s in statuses if s.address in named] or statuses
+    return (
+        f"TensorFlow could not reach {', '.join(s.name for s in at_fault)}, which "
+        f"answers now: it has probably just restarted{_RESTORE}",
+        at_fault,
+    )
+
+
+def _slow(statuses: list[TaskStatus], spec: Any, timeout: float | None) -> str:
+    """A deadline passed though every task answers."""
+    limit = f"the timeout of {timeout:g} s" if timeout else "the session's timeout"
+    answering = ", ".join(s.name for s in statuses) or "no tasks known"
+    message = f"the operation took longer than {limit}, yet every task answers ({answering})"
+    if spec is None:  # a plain session knows its master only
+        return message + (
+            ". Another task of the master's cluster may be dead or hung (TF retries it "
+            "until the deadline). Hint: make the session with devplace.cluster."
+            "ClusterSession(spec, job, task) to have that task named, or run `devplace "
+            "cluster wait SPEC`; if the step is just slow, pass a larger timeout"
+        )
+    return message + ". Hint: if the step is just slow, pass a larger timeout to the Session"
+
+
+_PEER_ERRORS = {
+    tf.errors.AbortedError: PeerAbortedError,
+    tf.errors.DeadlineExceededError: PeerDeadlineError,
+    tf.errors.UnavailableError: PeerUnavailableError,
+}
+
+
 def explain(
     err: Exception,
     spec: Any = None,
@@ -193,46 +252,6 @@ def explain(
         if all(found["address"] != a for _, _, a in known):
             known.append((None, None, found["address"]))
     statuses = _statuses(known, probe_timeout)
-    gone = [s for s in statuses if s.state == GONE]
-    silent = [s for s in statuses if s.state == SILENT]
-    if kind is tf.errors.AbortedError:
-        message = f"a task lost the session's state, most likely because it restarted{_RESTORE}"
-        at_fault = statuses
-    elif gone:
-        message = f"{_describe(gone)}. {_RESTART}"
-        at_fault = gone
-    elif silent:
-        limit = f"within the timeout of {timeout:g} s" if timeout else "in time"
-        message = (
-            f"no answer {limit}: {_describe(silent)}. Hint: a stopped process resumes with "
-            "`kill -CONT <pid>`; a hung one must be restarted (then restore from the last "
-            "checkpoint)"
-        )
-        at_fault = silent
-    elif kind is tf.errors.DeadlineExceededError:
-        limit = f"the timeout of {timeout:g} s" if timeout else "the session's timeout"
-        answering = ", ".join(s.name for s in statuses) or "no tasks known"
-        message = f"the operation took longer than {limit}, yet every task answers ({answering})"
-        if spec is None:  # a plain session knows its master only
-            message += (
-                ". Another task of the master's cluster may be dead or hung (TF retries it "
-                "until the deadline). Hint: make the session with devplace.cluster."
-                "ClusterSession(spec, job, task) to have that task named, or run `devplace "
-                "cluster wait SPEC`; if the step is just slow, pass a larger timeout"
-            )
-        else:
-            message += ". Hint: if the step is just slow, pass a larger timeout to the Session"
-        at_fault = []
-    else:
-        named = set(_mentioned(err.message, known))
-        at_fault = [s for s in statuses if s.address in named] or statuses
-        message = (
-            f"TensorFlow could not reach {', '.join(s.name for s in at_fault)}, which "
-            f"answers now: it has probably just restarted{_RESTORE}"
-        )
-    cls = {
-        tf.errors.AbortedError: PeerAbortedError,
-        tf.errors.DeadlineExceededError: PeerDeadlineError,
-        tf.errors.UnavailableError: PeerUnavailableError,
-    }[kind]
-    return cls(err, f"{message}. TensorFlow said: {said}" if said else message, at_fault)
+    message, at_fault = _verdict(kind, statuses, err, known, spec, timeout)
+    tail = f". TensorFlow said: {said}" if said else ""
+    return _PEER_ERRORS[kind](err, message + tail, at_fault)

@@ -143,21 +143,7 @@ def serve(
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="devplace-serve-") as folder:
         ready, log = Path(folder) / "ready", Path(folder) / "server.log"
-        command = [sys.executable, "-m", "devplace.cluster.server", "--spec", config.spec_json()]
-        command += ["--job", config.job, "--task", str(config.task), "--cpus", str(int(cpus))]
-        command += ["--ready-file", str(ready), "--exit-with-parent"]
-        if pinned:
-            command += ["--cores", core_sets.describe(pinned)]
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
-        with open(log, "wb") as sink:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # Ctrl-C reaches this process, which stops the server
-            )
+        proc = _start_server(config, int(cpus), pinned, ready, log)
         try:
             with _stop_on_sigterm():
                 try:
@@ -171,22 +157,59 @@ def serve(
                     file=out,
                     flush=True,
                 )
-                if wait is not None:
-                    took = wait_ready(config.spec, wait)
-                    count = sum(len(tasks) for tasks in config.spec.values())
-                    print(
-                        f"devplace: cluster ready, all {count} tasks answer ({took:.1f} s)",
-                        file=out,
-                        flush=True,
-                    )
-                while proc.poll() is None:
-                    time.sleep(0.2)
-                raise ServeError(
-                    f"{config.name}'s server exited on its own with status {proc.returncode}. "
-                    f"Its last log lines:\n{procs.log_tail(log, 12)}"
-                )
+                _hold(config, proc, log, wait, out)
         except KeyboardInterrupt:
             pass
         finally:
             procs.stop(proc.pid, proc=proc, grace=5.0)
     print(f"devplace: {config.name} stopped", file=out, flush=True)
+
+
+def _start_server(
+    config: task_config.TaskConfig,
+    cpus: int,
+    pinned: list[int] | None,
+    ready: Path,
+    log: Path,
+) -> subprocess.Popen[bytes]:
+    """The task's TF server in a child process, logging to `log`, `ready` once it listens."""
+    command = [sys.executable, "-m", "devplace.cluster.server", "--spec", config.spec_json()]
+    command += ["--job", config.job, "--task", str(config.task), "--cpus", str(cpus)]
+    command += ["--ready-file", str(ready), "--exit-with-parent"]
+    if pinned:
+        command += ["--cores", core_sets.describe(pinned)]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+    with open(log, "wb") as sink:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches this process, which stops the server
+        )
+
+
+def _hold(
+    config: task_config.TaskConfig,
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    wait: float | None,
+    out: TextIO,
+) -> None:
+    """Wait (for every task to answer first, with `wait`) until interrupted; a server that
+    exits on its own raises `ServeError` with its last log lines."""
+    if wait is not None:
+        took = wait_ready(config.spec, wait)
+        count = sum(len(tasks) for tasks in config.spec.values())
+        print(
+            f"devplace: cluster ready, all {count} tasks answer ({took:.1f} s)",
+            file=out,
+            flush=True,
+        )
+    while proc.poll() is None:
+        time.sleep(0.2)
+    raise ServeError(
+        f"{config.name}'s server exited on its own with status {proc.returncode}. "
+        f"Its last log lines:\n{procs.log_tail(log, 12)}"
+    )
