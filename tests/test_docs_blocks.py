@@ -105,6 +105,7 @@ def test_the_pages_have_blocks_of_both_languages():
     assert ("README.md", "python") in RUNS and ("README.md", "julia") in RUNS
 
 
+@pytest.mark.timeout(TIMEOUT_S + 60)
 @pytest.mark.parametrize(("page", "language"), sorted(RUNS), ids=lambda v: str(v))
 def test_page_blocks_run_in_order(page, language, tmp_path):
     if all(b.not_run_reason for b in RUNS[(page, language)]):
