@@ -427,75 +427,85 @@ def _student_t(shape: list[int], df: Any, loc: Any = 0.0, scale: Any = 1.0) -> A
     return loc + scale * _normal(full) / tf.sqrt(chi2 / df)
 
 
+def _broadcast(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`f(full_shape, *params)` as `(shape, *params)`: the parameters broadcast against the
+    sample shape, giving shape + batch shape."""
+
+    def sample_full(shape: list[int], *params: Any) -> Any:
+        full, values = _full(shape, *params)
+        return f(full, *values)
+
+    return sample_full
+
+
+# Sampling functions `(shape, **parameters) -> float64 tensor`, by ADCME's name.
+_SAMPLERS: dict[str, Callable[..., Any]] = {
+    "uniform": lambda s, low=0.0, high=1.0: _broadcast(lambda f, a, b: a + (b - a) * _uniform(f))(
+        s, low, high
+    ),
+    "normal": lambda s, loc=0.0, scale=1.0: _broadcast(lambda f, m, d: m + d * _normal(f))(
+        s, loc, scale
+    ),
+    "beta": lambda s, concentration1, concentration0: _broadcast(
+        lambda f, a, b: _ratio(
+            tf.random.gamma([], alpha=tf.broadcast_to(a, f), dtype=F64),
+            tf.random.gamma([], alpha=tf.broadcast_to(b, f), dtype=F64),
+        )
+    )(s, concentration1, concentration0),
+    "bernoulli": _bernoulli,
+    "gamma": lambda s, concentration, rate=1.0: _broadcast(
+        lambda f, a, b: tf.random.gamma([], alpha=tf.broadcast_to(a, f), beta=b, dtype=F64)
+    )(s, concentration, rate),
+    "truncatednormal": _truncated_normal,
+    "binomial": _binomial,
+    "cauchy": lambda s, loc=0.0, scale=1.0: _broadcast(
+        lambda f, m, d: m + d * tf.tan(math.pi * (_uniform(f) - 0.5))
+    )(s, loc, scale),
+    "chi": lambda s, df: _broadcast(
+        lambda f, k: tf.sqrt(
+            tf.random.gamma([], alpha=tf.broadcast_to(k / 2, f), beta=0.5, dtype=F64)
+        )
+    )(s, df),
+    "chi2": lambda s, df: _broadcast(
+        lambda f, k: tf.random.gamma([], alpha=tf.broadcast_to(k / 2, f), beta=0.5, dtype=F64)
+    )(s, df),
+    "exponential": lambda s, rate=1.0: _broadcast(lambda f, r: -tf.math.log(_uniform(f)) / r)(
+        s, rate
+    ),
+    "gumbel": lambda s, loc=0.0, scale=1.0: _broadcast(
+        lambda f, m, d: m - d * tf.math.log(-tf.math.log(_uniform(f)))
+    )(s, loc, scale),
+    "halfcauchy": lambda s, loc=0.0, scale=1.0: _broadcast(lambda f, m, d: m + d * _half_cauchy(f))(
+        s, loc, scale
+    ),
+    "halfnormal": lambda s, scale=1.0: _broadcast(lambda f, d: d * tf.abs(_normal(f)))(s, scale),
+    "horseshoe": lambda s, scale=1.0: _broadcast(lambda f, d: d * _half_cauchy(f) * _normal(f))(
+        s, scale
+    ),
+    "inversegamma": lambda s, concentration, scale=1.0: _broadcast(
+        lambda f, a, b: 1.0 / tf.random.gamma([], alpha=tf.broadcast_to(a, f), beta=b, dtype=F64)
+    )(s, concentration, scale),
+    "inversegaussian": _inverse_gaussian,
+    "kumaraswamy": lambda s, concentration1=1.0, concentration0=1.0: _broadcast(
+        lambda f, a, b: (1.0 - (1.0 - _uniform(f)) ** (1.0 / b)) ** (1.0 / a)
+    )(s, concentration1, concentration0),
+    "pareto": lambda s, concentration, scale=1.0: _broadcast(
+        lambda f, a, m: m * _uniform(f) ** (-1.0 / a)
+    )(s, concentration, scale),
+    "sinharcsinh": lambda s, loc=0.0, scale=1.0, skewness=0.0, tailweight=1.0: _sinh_arcsinh(
+        s, loc, scale, skewness, tailweight
+    ),
+    "studentt": _student_t,
+    "vonmises": lambda s, loc=0.0, concentration=1.0: _von_mises(s, loc, concentration),
+    "poisson": lambda s, rate: _broadcast(
+        lambda f, r: tf.random.poisson(lam=tf.broadcast_to(r, f), shape=[], dtype=F64)
+    )(s, rate),
+}
+
+
 def _sampler(kind: str) -> Callable[..., Any]:
-    """Sampling functions `(shape, **parameters) -> float64 tensor`, by ADCME's name."""
-    u, n = _uniform, _normal
-
-    def g(f: Callable[..., Any]) -> Callable[..., Any]:
-        # parameters broadcast against the sample shape: shape + batch shape
-        def sample_full(shape: list[int], *params: Any) -> Any:
-            full, values = _full(shape, *params)
-            return f(full, *values)
-
-        return sample_full
-
-    samplers: dict[str, Callable[..., Any]] = {
-        "uniform": lambda s, low=0.0, high=1.0: g(lambda f, a, b: a + (b - a) * u(f))(s, low, high),
-        "normal": lambda s, loc=0.0, scale=1.0: g(lambda f, m, d: m + d * n(f))(s, loc, scale),
-        "beta": lambda s, concentration1, concentration0: g(
-            lambda f, a, b: _ratio(
-                tf.random.gamma([], alpha=tf.broadcast_to(a, f), dtype=F64),
-                tf.random.gamma([], alpha=tf.broadcast_to(b, f), dtype=F64),
-            )
-        )(s, concentration1, concentration0),
-        "bernoulli": _bernoulli,
-        "gamma": lambda s, concentration, rate=1.0: g(
-            lambda f, a, b: tf.random.gamma([], alpha=tf.broadcast_to(a, f), beta=b, dtype=F64)
-        )(s, concentration, rate),
-        "truncatednormal": _truncated_normal,
-        "binomial": _binomial,
-        "cauchy": lambda s, loc=0.0, scale=1.0: g(
-            lambda f, m, d: m + d * tf.tan(math.pi * (u(f) - 0.5))
-        )(s, loc, scale),
-        "chi": lambda s, df: g(
-            lambda f, k: tf.sqrt(
-                tf.random.gamma([], alpha=tf.broadcast_to(k / 2, f), beta=0.5, dtype=F64)
-            )
-        )(s, df),
-        "chi2": lambda s, df: g(
-            lambda f, k: tf.random.gamma([], alpha=tf.broadcast_to(k / 2, f), beta=0.5, dtype=F64)
-        )(s, df),
-        "exponential": lambda s, rate=1.0: g(lambda f, r: -tf.math.log(u(f)) / r)(s, rate),
-        "gumbel": lambda s, loc=0.0, scale=1.0: g(
-            lambda f, m, d: m - d * tf.math.log(-tf.math.log(u(f)))
-        )(s, loc, scale),
-        "halfcauchy": lambda s, loc=0.0, scale=1.0: g(lambda f, m, d: m + d * _half_cauchy(f))(
-            s, loc, scale
-        ),
-        "halfnormal": lambda s, scale=1.0: g(lambda f, d: d * tf.abs(n(f)))(s, scale),
-        "horseshoe": lambda s, scale=1.0: g(lambda f, d: d * _half_cauchy(f) * n(f))(s, scale),
-        "inversegamma": lambda s, concentration, scale=1.0: g(
-            lambda f, a, b: (
-                1.0 / tf.random.gamma([], alpha=tf.broadcast_to(a, f), beta=b, dtype=F64)
-            )
-        )(s, concentration, scale),
-        "inversegaussian": _inverse_gaussian,
-        "kumaraswamy": lambda s, concentration1=1.0, concentration0=1.0: g(
-            lambda f, a, b: (1.0 - (1.0 - u(f)) ** (1.0 / b)) ** (1.0 / a)
-        )(s, concentration1, concentration0),
-        "pareto": lambda s, concentration, scale=1.0: g(lambda f, a, m: m * u(f) ** (-1.0 / a))(
-            s, concentration, scale
-        ),
-        "sinharcsinh": lambda s, loc=0.0, scale=1.0, skewness=0.0, tailweight=1.0: _sinh_arcsinh(
-            s, loc, scale, skewness, tailweight
-        ),
-        "studentt": _student_t,
-        "vonmises": lambda s, loc=0.0, concentration=1.0: _von_mises(s, loc, concentration),
-        "poisson": lambda s, rate: g(
-            lambda f, r: tf.random.poisson(lam=tf.broadcast_to(r, f), shape=[], dtype=F64)
-        )(s, rate),
-    }
-    return samplers[kind]
+    """The sampling function `(shape, **parameters) -> float64 tensor` of ADCME's `kind`."""
+    return _SAMPLERS[kind]
 
 
 def _ratio(a: Any, b: Any) -> Any:

@@ -291,6 +291,41 @@ def _dtype(code: int) -> np.dtype[Any]:
         raise DecodeError(f"unknown dtype code {code}") from None
 
 
+def _read_container(r: _Reader, tag: int, depth: int) -> Any:
+    """A list, tuple or dict, its elements read at `depth + 1`."""
+    if depth >= MAX_DEPTH:
+        raise DecodeError(f"value nested deeper than {MAX_DEPTH} levels")
+    n = r.u32()
+    if n > r.end - r.pos:  # every element takes at least one byte
+        raise DecodeError(f"container claims {n} elements but only {r.end - r.pos} bytes remain")
+    if tag == DICT:
+        out: dict[Any, Any] = {}
+        for _ in range(n):
+            k = _read(r, depth + 1)
+            try:
+                out[k] = _read(r, depth + 1)
+            except TypeError as err:
+                raise DecodeError(f"dict key of type {type(k).__name__} is unhashable") from err
+        return out
+    items = [_read(r, depth + 1) for _ in range(n)]
+    return items if tag == LIST else tuple(items)
+
+
+def _read_array(r: _Reader) -> np.ndarray[Any, Any]:
+    """An array by value: dtype, shape, then its elements in column-major order."""
+    dt = _dtype(r.u8())
+    ndim = r.u8()
+    shape = tuple(r.u64() for _ in range(ndim))
+    count = 1
+    for d in shape:
+        count *= d
+    if count * dt.itemsize > r.end - r.pos:
+        raise DecodeError(f"array of shape {shape} and dtype {dt} exceeds the frame")
+    start = r.take(count * dt.itemsize)
+    flat = np.frombuffer(r.buf, dt, count, start)
+    return flat.reshape(shape, order="F")
+
+
 def _read(r: _Reader, depth: int) -> Any:
     tag = r.u8()
     if tag == NONE:
@@ -306,24 +341,7 @@ def _read(r: _Reader, depth: int) -> Any:
     if tag == STR:
         return r.str()
     if tag in (LIST, TUPLE, DICT):
-        if depth >= MAX_DEPTH:
-            raise DecodeError(f"value nested deeper than {MAX_DEPTH} levels")
-        n = r.u32()
-        if n > r.end - r.pos:  # every element takes at least one byte
-            raise DecodeError(
-                f"container claims {n} elements but only {r.end - r.pos} bytes remain"
-            )
-        if tag == DICT:
-            out: dict[Any, Any] = {}
-            for _ in range(n):
-                k = _read(r, depth + 1)
-                try:
-                    out[k] = _read(r, depth + 1)
-                except TypeError as err:
-                    raise DecodeError(f"dict key of type {type(k).__name__} is unhashable") from err
-            return out
-        items = [_read(r, depth + 1) for _ in range(n)]
-        return items if tag == LIST else tuple(items)
+        return _read_container(r, tag, depth)
     if tag == BYTES:
         n = r.u32()
         start = r.take(n)
@@ -333,17 +351,7 @@ def _read(r: _Reader, depth: int) -> Any:
         start = r.take(dt.itemsize)
         return np.frombuffer(r.buf, dt, 1, start)[0]
     if tag == NDARRAY:
-        dt = _dtype(r.u8())
-        ndim = r.u8()
-        shape = tuple(r.u64() for _ in range(ndim))
-        count = 1
-        for d in shape:
-            count *= d
-        if count * dt.itemsize > r.end - r.pos:
-            raise DecodeError(f"array of shape {shape} and dtype {dt} exceeds the frame")
-        start = r.take(count * dt.itemsize)
-        flat = np.frombuffer(r.buf, dt, count, start)
-        return flat.reshape(shape, order="F")
+        return _read_array(r)
     if tag == HANDLE:
         return r.ctx.from_handle(r.u64())
     if tag == JLFUNC:

@@ -1,0 +1,116 @@
+"""The house rules of the Python package, read from its source with `ast`: no import circles
+between devplace's modules, and no function longer than 60 lines.
+
+An import counts wherever it is written (at the top, or inside a function, where it only
+delays the circle), except under `if TYPE_CHECKING:` and inside Jupyter's display hooks
+(`_repr_html_` and kin), which hand an object to `devplace.notebook`, the view of them all.
+"""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "python" / "devplace"
+MAX_FUNCTION_LINES = 60
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _skipped(node: ast.AST) -> bool:
+    """Whether the imports under `node` do not count (see the module's doc)."""
+    if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        return True
+    name = getattr(node, "name", "")
+    return isinstance(node, ast.FunctionDef) and name.startswith("_repr_") and name.endswith("_")
+
+
+def _imports(node: ast.AST, module: str, is_package: bool) -> set[str]:
+    """The devplace modules `node` imports, walking into it."""
+    found: set[str] = set()
+    if isinstance(node, ast.Import):
+        found.update(a.name for a in node.names if a.name in MODULES)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            here = module.split(".") if is_package else module.split(".")[:-1]
+            here = here[: len(here) - node.level + 1]
+            base = ".".join(here + ([node.module] if node.module else []))
+        for alias in node.names:  # `from pkg import mod` imports the module pkg.mod
+            target = f"{base}.{alias.name}"
+            found.add(target if target in MODULES else base)
+    for child in ast.iter_child_nodes(node):
+        if not _skipped(child):
+            found |= _imports(child, module, is_package)
+    return found & MODULES.keys()
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each devplace module -> the devplace modules it imports."""
+    return {
+        name: _imports(ast.parse(path.read_text()), name, path.name == "__init__.py") - {name}
+        for name, path in MODULES.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            if component:
+                found.append(sorted([node, *component]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_circle_finder_finds_circles_and_only_them():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_import_graph_sees_imports_inside_functions():
+    graph = import_graph()
+    assert "devplace._tf" in graph["devplace.session"]  # at the top
+    assert "devplace.cluster.probe" in graph["devplace.session"]  # inside a method
+    assert "devplace.cluster.spec" in graph["devplace.cluster.errors"]  # `from pkg import mod`
+
+
+def test_no_import_circles_within_devplace():
+    found = circles(import_graph())
+    assert found == [], "modules importing each other, directly or around a circle"
+
+
+def test_no_function_longer_than_60_lines():
+    long = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} "
+        f"({node.end_lineno - node.lineno + 1} lines)"
+        for path in MODULES.values()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == [], "split these into named steps"
