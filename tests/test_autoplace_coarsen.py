@@ -84,3 +84,4 @@ def test_auto_places_the_units_of_four_unequal_branches_as_the_best_grouping():
             side[b]
         }
     assert simulate(problem, a).makespan < 14 * 1000 + 200
+    assert choice.placer.endswith(" on units")  # found on the units, kept over the ops' search
