@@ -81,14 +81,14 @@ end
 """
 
 
-def run_page(page: str, language: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    """Run the page's runnable blocks of `language` in one process, in `folder`."""
+def run_blocks(page_blocks: list[Block], folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run one page's runnable blocks of one language in one process, in `folder`."""
     listed = []
-    for i, block in enumerate(b for b in RUNS[(page, language)] if not b.not_run_reason):
+    for i, block in enumerate(b for b in page_blocks if not b.not_run_reason):
         path = folder / f".block{i}"
         path.write_text(block.code, encoding="utf-8")
-        listed.append((page, block.line, str(path)))
-    if language == "python":
+        listed.append((name(block.page), block.line, str(path)))
+    if page_blocks[0].language == "python":
         return subprocess.run(
             [sys.executable, "-c", PYTHON_RUNNER, json.dumps(listed)],
             cwd=folder,
@@ -98,6 +98,31 @@ def run_page(page: str, language: str, folder: Path) -> subprocess.CompletedProc
         )
     flat = [str(item) for entry in listed for item in entry]
     return run_julia(["-e", JULIA_RUNNER, *flat], cwd=folder, timeout=TIMEOUT_S)
+
+
+def test_blocks_are_found_with_their_lines_and_not_run_markers(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Title\n\n```python\nx = 1\n```\n\n- item\n\n  ```julia\n  # not run: needs Slurm\n"
+        "  y = 2\n  ```\n\n```sh\nls\n```\n",
+        encoding="utf-8",
+    )
+    found = blocks(page)
+    assert [(b.language, b.line, b.code) for b in found] == [
+        ("python", 4, "x = 1\n"),
+        ("julia", 10, "# not run: needs Slurm\ny = 2\n"),
+    ]
+    assert [b.not_run_reason for b in found] == [None, "needs Slurm"]
+
+
+def test_a_failing_block_is_named_by_its_page_and_line(tmp_path):
+    page = REPO / "docs" / "example-page.md"  # a name only: the page is never written
+    code = "x = 1\nassert x == 2, 'x is not 2'\n"
+    done = run_blocks(
+        [Block(page, "python", 41, "y = 0\n"), Block(page, "python", 50, code)], tmp_path
+    )
+    assert done.returncode == 1
+    assert 'File "docs/example-page.md", line 51' in done.stderr and "x is not 2" in done.stderr
 
 
 def test_the_pages_have_blocks_of_both_languages():
@@ -110,7 +135,7 @@ def test_the_pages_have_blocks_of_both_languages():
 def test_page_blocks_run_in_order(page, language, tmp_path):
     if all(b.not_run_reason for b in RUNS[(page, language)]):
         pytest.skip(f"every {language} block of {page} is marked `# not run`")
-    done = run_page(page, language, tmp_path)
+    done = run_blocks(RUNS[(page, language)], tmp_path)
     assert done.returncode == 0, (
         f"a {language} block of {page} failed (the traceback names its line):\n"
         f"{done.stdout[-2000:]}\n{done.stderr[-6000:]}"
