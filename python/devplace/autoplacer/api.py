@@ -19,17 +19,10 @@ from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import choose
-from devplace.autoplacer.timing import measure_in_rounds, measure_placement, step_time_us
-from devplace.autoplacer.verify import VERIFY_ROUNDS, Verdict, verify_rounds
+from devplace.autoplacer.timing import measure_placement
+from devplace.autoplacer.verify import Verdict, verify_rounds
 
-__all__ = [
-    "VERIFY_ROUNDS",
-    "AutoPlacement",
-    "autoplace",
-    "measure_in_rounds",
-    "measure_placement",
-    "step_time_us",
-]
+__all__ = ["AutoPlacement", "autoplace"]
 
 
 @dataclass
@@ -247,6 +240,28 @@ def _alternative(
     return label, pool[label]
 
 
+def _splits(problem: Problem, chosen: np.ndarray, placer: str) -> dict[str, np.ndarray]:
+    """The placer's own pick, the split to explain a single-device result by; when it is on
+    one device too, the best split of the other placers as well."""
+    if len(set(chosen.tolist())) == 1 and problem.d > 1:
+        return _candidates(problem, chosen, placer, 2)
+    return {placer: chosen}
+
+
+def _explained(
+    result: AutoPlacement, candidates: dict[str, np.ndarray], singles: dict[str, np.ndarray]
+) -> None:
+    """Give `result` what `explain()` compares it with (the best single device, the best
+    placement of the other kind among `candidates` or `singles`), and its first line as the
+    last note."""
+    best = _best_single(result.problem, singles)
+    result.best_single = singles[best[1]] if best is not None else None
+    result.alternative = _alternative(
+        result.problem, result.schedule.assignment, candidates, singles
+    )
+    result.notes.append(result.explain().splitlines()[0])
+
+
 def _verified(
     problem: Problem,
     ops: Sequence[Any],
@@ -300,7 +315,7 @@ def autoplace(
     result is never one predicted slower than the best of them that fits in memory. With
     `session` and `verify=N`, the `N` best candidates (the strategy's and other placers')
     and every single-device placement are measured (`runs` steps each, `feed` fed, in fresh
-    sessions of that session's graph and config, in at least `VERIFY_ROUNDS` interleaved
+    sessions of that session's graph and config, in at least `verify.VERIFY_ROUNDS` interleaved
     rounds, more while the evidence is open: `autoplacer.verify`), and the predicted-best
     single-device placement is returned unless a candidate was significantly faster (sign
     test over the rounds; the fastest such). `verify=None` (the default): with `session`,
@@ -326,19 +341,13 @@ def autoplace(
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
     if verify is None:
         verify = int(session is not None and len(set(assignment.tolist())) > 1)
-    # The placer's own pick is the split to explain a single-device result by; when it is
-    # on one device too, the best split the other placers make.
-    candidates = {choice.placer: choice.assignment}
-    if len(set(choice.assignment.tolist())) == 1 and problem.d > 1:
-        candidates = _candidates(problem, choice.assignment, choice.placer, 2)
     if verify:
         candidates = {**_candidates(problem, assignment, label, verify), **singles}
         measure = _measurer(session, fetches, feed, ops, runs)
         result = _verified(problem, ops, candidates, singles, measure, strategy)
-    best = _best_single(problem, singles)
-    result.best_single = singles[best[1]] if best is not None else None
-    result.alternative = _alternative(problem, result.schedule.assignment, candidates, singles)
-    why = result.explain().splitlines()[0]
-    result.notes = [*notes, *result.notes, why]
+    else:
+        candidates = _splits(problem, choice.assignment, choice.placer)
+    _explained(result, candidates, singles)
+    result.notes = [*notes, *result.notes]
     result.seconds = time.perf_counter() - t0
     return result

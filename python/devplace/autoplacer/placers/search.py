@@ -98,6 +98,26 @@ def _region(
     return np.fromiter(seen, dtype=np.int64)
 
 
+def _moves(
+    problem: Problem, a: np.ndarray, state: Assigner, ops: np.ndarray, classes: list[int]
+) -> list[tuple[int, np.ndarray]]:
+    """The moves of group `ops`: to each device a neighbour uses and to one used and one
+    unused device of each class, alone or with its region down or up (`_region`)."""
+    cur = int(a[ops[0]])
+    near = {int(a[v]) for u in ops for v in problem.preds[u] + problem.succs[u]}
+    occupied = set(a.tolist())
+    seen_class: set[tuple[int, bool]] = set()
+    for dv in range(problem.d):  # one used and one unused device of each class
+        key = (classes[dv], dv in occupied)
+        if key not in seen_class:
+            seen_class.add(key)
+            near.add(dv)
+    moves = [(dv, ops) for dv in sorted(near - {cur})]
+    return moves + [
+        (dv, _region(problem, a, state, ops, down)) for down in (True, False) for dv, _ in moves
+    ]
+
+
 def improve(
     problem: Problem,
     assignment: np.ndarray,
@@ -129,21 +149,7 @@ def improve(
                 break
             ops = members[g]
             cur = int(a[ops[0]])
-            near = {int(a[v]) for u in ops for v in problem.preds[u] + problem.succs[u]}
-            occupied = set(a.tolist())
-            seen_class: set[tuple[int, bool]] = set()
-            for dv in range(problem.d):  # one used and one unused device of each class
-                key = (classes[dv], dv in occupied)
-                if key not in seen_class:
-                    seen_class.add(key)
-                    near.add(dv)
-            moves = [(dv, ops) for dv in sorted(near - {cur})]
-            moves += [
-                (dv, _region(problem, a, state, ops, down))
-                for down in (True, False)
-                for dv, _ in moves[:]
-            ]
-            for dv, region in moves:
+            for dv, region in _moves(problem, a, state, ops, classes):
                 if time.perf_counter() >= deadline:
                     break
                 need = float(problem.memory[region].sum())
