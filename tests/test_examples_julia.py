@@ -20,7 +20,15 @@ EXAMPLES = sorted((REPO / "examples" / "julia").glob("*.jl"))
 
 #: Lines each example must print (the seeds' `a.device` answers and the like).
 EXPECTED = {
-    "device_scope": ["a.device = /device:GPU:0", "b.device = /device:GPU:0", "sin(1) = 0.84147"],
+    "device_scope": [
+        "a.device = /device:GPU:0",
+        "b.device = /device:GPU:0",
+        "sin(1) = 0.84147",
+        # the fetch is no transfer, from a GPU as from a CPU (a Float64 variable: 8 bytes)
+        "0 cross-device transfers, 0 bytes",
+        "fetched to the client: 1 tensor, 8 bytes, from /device:"
+        + ("GPU:0" if HAS_GPU else "CPU:0"),
+    ],
     "device_function": ["a.device = /device:CPU:0", "b.device = /device:GPU:0"],
     "device_macros": [
         "a.device = /device:CPU:0  b.device = /device:CPU:0",
