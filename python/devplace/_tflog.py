@@ -59,17 +59,19 @@ class _Redirect:
                 self.pipe = os.pipe()
                 threading.Thread(target=self._forward, name="devplace-tf-log", daemon=True).start()
                 atexit.register(self.drain)
-            sys.stderr.flush()
-            self.saved = os.dup(2)
+            _flush_stderr()
+            try:
+                self.saved = os.dup(2)
+            except OSError:  # no fd 2 (a daemon): nothing reaches a console anyway
+                return
             os.dup2(self.pipe[1], 2)
 
     def leave(self) -> None:
         with self.lock:
             self.active -= 1
-            if self.active:
+            if self.active or self.saved < 0:
                 return
-            with contextlib.suppress(ValueError):
-                sys.stderr.flush()
+            _flush_stderr()
             os.dup2(self.saved, 2)
             os.close(self.saved)
             self.saved = -1
@@ -114,6 +116,12 @@ class _Redirect:
                     data = data[os.write(target, data) :]
                 except OSError:
                     return
+
+
+def _flush_stderr() -> None:
+    """Python's buffered stderr out first, so its text lands before what follows."""
+    with contextlib.suppress(AttributeError, ValueError):  # none, or closed
+        sys.stderr.flush()
 
 
 def _unread(fd: int) -> int:
