@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from devplace.autoplacer import Problem, ProblemDevice, simulate
-from devplace.autoplacer.coarsen import coarsen, units
+from devplace.autoplacer.coarsen import can_merge, coarsen, units
 from devplace.autoplacer.strategies import choose
 
 
@@ -85,3 +85,14 @@ def test_auto_places_the_units_of_four_unequal_branches_as_the_best_grouping():
         }
     assert simulate(problem, a).makespan < 14 * 1000 + 200
     assert choice.placer.endswith(" on units")  # found on the units, kept over the ops' search
+
+
+def test_coarsening_is_skipped_only_where_it_would_merge_nothing():
+    assert can_merge(branches([3, 2]))  # feeders (weights) to start from
+    problem = branches([3, 2])
+    fan = Problem(**{**_fields(problem), "edges": [(0, v) for v in range(1, problem.n)]})
+    assert not can_merge(fan)  # one fan-out: no chain, no feeder
+    assert len(set(units(fan).tolist())) == fan.n
+    groups = np.arange(fan.n)
+    groups[1] = 0
+    assert can_merge(Problem(**{**_fields(fan), "groups": groups}))  # a colocation group

@@ -21,7 +21,7 @@ import numpy as np
 
 from devplace.autoplacer.graph import Problem
 
-__all__ = ["FEEDER_SHARE", "coarsen", "units"]
+__all__ = ["FEEDER_SHARE", "can_merge", "coarsen", "units"]
 
 #: The largest share of the graph's work (ops at their fastest) a feeder unit may have and
 #: still join its consumer: variables and constants, never a branch that only starts there.
@@ -75,6 +75,20 @@ class _Units:
         if len(self.preds[b]) == 1 or (not self.preds[a] and self.work[a] <= limit):
             return b
         return None
+
+
+def can_merge(problem: Problem) -> bool:
+    """False when coarsening would merge nothing, from degrees alone (cheap, so `auto` skips
+    coarsening a random DAG): no colocation group of several ops, no edge from an op of one
+    successor to an op of one predecessor, and no source of one successor (every merge
+    starts from one of those)."""
+    if len(np.unique(problem.groups)) < problem.n:
+        return True
+    edges = np.asarray(problem.edges, dtype=np.int64).reshape(-1, 2)
+    outdeg = np.bincount(edges[:, 0], minlength=problem.n)
+    indeg = np.bincount(edges[:, 1], minlength=problem.n)
+    chains = (outdeg[edges[:, 0]] == 1) & (indeg[edges[:, 1]] == 1)
+    return bool(chains.any() or ((indeg == 0) & (outdeg == 1)).any())
 
 
 def units(problem: Problem) -> np.ndarray:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplacer.coarsen import coarsen
+from devplace.autoplacer.coarsen import can_merge, coarsen
 from devplace.autoplacer.graph import AutoPlacementError, Problem
 from devplace.autoplacer.placers import DEFAULT_BUDGET_S, PLACERS
 from devplace.autoplacer.placers.exhaustive import exhaustive
@@ -63,6 +63,8 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
             f"unknown placement strategy {strategy!r}; hint: one of {', '.join(STRATEGIES)}"
         )
     deadline = time.perf_counter() + budget_s
+    if not can_merge(problem):  # e.g. a random DAG: skip the linear but costly coarsening
+        return _auto(problem, budget_s)
     coarse = coarsen(problem)
     if len(np.unique(coarse.groups)) == len(np.unique(problem.groups)):
         return _auto(problem, budget_s)
