@@ -180,9 +180,8 @@ def rank_correlation(rows: list[dict[str, Any]]) -> float | None:
 
 def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per graph the speed-ups over the best single task (by hand; autoplace and its ratio to
-    the hand split's), whether autoplace was slower in every round, and the rank
-    correlation; over all distinct placements the rank correlation and the errors (all
-    graphs, and the wide ones)."""
+    the hand split's) and the rank correlation; over all distinct placements the rank
+    correlation and the errors (all graphs, and the wide ones)."""
     out: dict[str, Any] = {"graphs": {}}
     for g in graphs:
         for r in g["rows"]:

@@ -5,9 +5,10 @@
 For each benchmark model (models.py): profile it whole on each device (`dp.profile_devices`),
 fit the CPU <-> GPU link to crossings measured here (`fit_crossings`), run `autoplace` with
 `verify=3` (it measures its best candidates and both single-device placements in fresh
-sessions and keeps the fastest), and print the measured medians: all on CPU, all on the
-second device, the model's own pick, and what autoplace returned. Without a GPU the second
-device is a second logical CPU, so the script runs (and is tested) anywhere. About 2-4 minutes.
+sessions, keeping a candidate over the best single device only on a sign test's evidence),
+and print the measured medians: all on CPU, all on the second device, the model's own pick,
+and what autoplace returned. Without a GPU the second device is a second logical CPU, so the
+script runs (and is tested) anywhere. About 2-4 minutes.
 """
 
 from __future__ import annotations
