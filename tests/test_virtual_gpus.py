@@ -152,7 +152,8 @@ def test_without_a_gpu_soft_placement_warns_and_runs_on_the_cpu():
 def test_devices_command_says_why_there_are_no_virtual_gpus(capsys):
     assert main(["devices", "--virtual-gpus", "4"]) == 1
     error = capsys.readouterr().err
-    assert "cannot make a session: Session: virtual_gpus=4 splits each GPU" in error
+    assert "devplace devices: error: Session: virtual_gpus=4 splits each GPU" in error
+    assert "Hint: --virtual-gpus needs a GPU to split" in error  # not the Session's soft=True
 
 
 def test_devices_command_refuses_a_malformed_request(capsys):
