@@ -25,8 +25,9 @@ def _dense(x: Any, width: int, name: str, act: Callable[[Any], Any] | None = tf.
     return act(y) if act else y
 
 
-def two_tower_mlp(batch: int = 128, width: int = 512, depth: int = 4) -> Built:
-    """Two MLP towers over the same input, joined by a sum and a head."""
+def two_tower_mlp(batch: int = 128, width: int = 512, depth: int = 4, prefix: str = "") -> Built:
+    """Two MLP towers over the same input, joined by a sum and a head; `prefix` starts every
+    variable's name (servers keep variables by name: graphs sharing a cluster need their own)."""
     graph = tf.Graph()
     with graph.as_default():
         x = tf.placeholder(tf.float32, [batch, width], name="x")
@@ -34,9 +35,9 @@ def two_tower_mlp(batch: int = 128, width: int = 512, depth: int = 4) -> Built:
         for t in range(2):
             h = x
             for k in range(depth):
-                h = _dense(h, width, f"tower{t}_l{k}")
+                h = _dense(h, width, f"{prefix}tower{t}_l{k}")
             towers.append(h)
-        y = tf.reduce_mean(_dense(towers[0] + towers[1], 10, "head", act=None), name="y")
+        y = tf.reduce_mean(_dense(towers[0] + towers[1], 10, f"{prefix}head", act=None), name="y")
         init = tf.global_variables_initializer()
     return graph, y, {x: np.ones([batch, width], np.float32)}, init
 
@@ -127,7 +128,7 @@ def four_branches(n: int = 384, depths: tuple[int, ...] = (9, 7, 6, 5)) -> Built
 
 def wide_two_tower() -> Built:
     """two_tower_mlp large enough (about 25 ms a step on one core) for a split to pay."""
-    return two_tower_mlp(batch=256, width=1024, depth=4)
+    return two_tower_mlp(batch=256, width=1024, depth=4, prefix="wide_")
 
 
 #: Graphs whose one-task step is 20 ms or more on one core: a split across two tasks pays.

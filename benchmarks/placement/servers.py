@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -64,7 +65,8 @@ def towers_apart(ops: list[Any]) -> list[int]:
     1, the rest (tower 0, the head, the fed input) on task 0 (ops in topological order)."""
     seen: dict[str, set[str]] = {}
     for op in ops:
-        own = {op.name.split("_")[0]} if op.type == "VariableV2" else set()
+        tower = re.search(r"tower\d", op.name) if op.type == "VariableV2" else None
+        own = {tower.group()} if tower else set()
         seen[op.name] = own.union(*(seen[t.op.name] for t in op.inputs))
     return [int(seen[op.name] == {"tower1"}) for op in ops]
 
