@@ -230,3 +230,23 @@ def test_get_collection_matches_names_as_adcme():
     assert js.get_collection() == [v, w]
     assert js.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES) == [v, w]
     assert js.get_collection("nothing_like_it") == []
+
+
+def test_broadcast_lines_up_leading_dimensions_as_julia():
+    column = np.arange(3.0)
+    matrix = np.ones((3, 3))
+    got = value(js.broadcast("+", tf.constant(column), tf.constant(matrix)))
+    np.testing.assert_allclose(got, column[:, None] + matrix)
+
+
+def test_broadcast_falls_back_to_adcmes_trailing_rule_where_only_it_fits():
+    # ADCME's own test/optim.jl adds a 10-vector to a 20x30x10 array (tf.add's rule).
+    vector = np.arange(10.0)
+    block = np.ones((2, 3, 10))
+    got = value(js.broadcast("+", tf.constant(vector), tf.constant(block)))
+    np.testing.assert_allclose(got, vector + block)
+
+
+def test_broadcast_that_fits_neither_way_keeps_tensorflows_error():
+    with pytest.raises(ValueError, match="[Dd]imensions must be equal|Incompatible shapes"):
+        js.broadcast("+", tf.constant(np.ones(4)), tf.constant(np.ones((2, 3))))

@@ -3,7 +3,8 @@
 Used by DevPlace.jl, one function per rule. Julia indexes from 1 and includes a range's end;
 Python counts from 0 and excludes it; an index out of range is an error, never clamped. `*` of
 two matrices is a matrix product, elementwise `.*` is broadcasting, and broadcasting lines up
-*leading* dimensions (a vector is a column), where numpy lines up trailing ones. Where ADCME
+*leading* dimensions (a vector is a column), where numpy lines up trailing ones (those hold where
+only they fit, as in ADCME's `tf.add`: a 10-vector plus a 20×30×10 array). Where ADCME
 (the library DevPlace.jl's users come from) differs from Base Julia, ADCME's rule holds:
 reductions with `dims` drop those dimensions (`sum(A; dims=1)` of a 2×3 is a 3-vector),
 `reshape(x, (a, b))` is TensorFlow's row-major reshape while `reshape(x, a, b)` and `vec` are
@@ -192,10 +193,29 @@ def broadcast(op: str, *args: Any) -> Any:
         raise ValueError(f"no elementwise Python operation for Julia's .{op}") from None
     args = _tensor_dtype_wins(args)
     ranks = [_rank(a) for a in args]
-    if None not in ranks and len(set(ranks) - {0}) > 1:
+    if None not in ranks and len(set(ranks) - {0}) > 1 and not _only_trailing_fits(args):
         top = max(r for r in ranks if r is not None)
         args = tuple(_with_trailing_ones(a, top) for a in args)
     return fn(*args)
+
+
+def _sizes_agree(shapes: list[list[int | None]]) -> bool:
+    """Whether shapes of one rank broadcast dimension by dimension (None fits anything)."""
+    for sizes in zip(*shapes, strict=True):
+        known = {n for n in sizes if n is not None and n != 1}
+        if len(known) > 1:
+            return False
+    return True
+
+
+def _only_trailing_fits(args: tuple[Any, ...]) -> bool:
+    """Whether Julia's leading alignment cannot fit but TensorFlow's trailing one (ADCME's `+`,
+    `tf.add`) can, e.g. a 10-vector and a 20×30×10 array: then ADCME's rule holds."""
+    shapes = [list(np.shape(a)) if not _is_tensor(a) else a.shape.as_list() for a in args]
+    top = max(len(s) for s in shapes)
+    leading = [s + [1] * (top - len(s)) for s in shapes]
+    trailing = [[1] * (top - len(s)) + s for s in shapes]
+    return not _sizes_agree(leading) and _sizes_agree(trailing)
 
 
 def _known_shape(x: Any) -> list[int | None]:
