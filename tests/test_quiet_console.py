@@ -172,3 +172,40 @@ def test_julia_session_prints_no_tensorflow_log(monkeypatch):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2.0"
     assert tf_log(done) == []
+
+
+THREADS_SCRIPT = """
+import sys, threading, numpy as np, devplace as dp
+tf = dp.tf
+x = dp.placeholder(tf.float32, [2])
+checked = tf.debugging.check_numerics(x, "x is bad")
+y = tf.multiply(dp.constant(3.0), 2.0, name="y")
+quiet, logged = dp.Session(), dp.Session(log_placement=True)
+
+def steps(sess):
+    for _ in range(100):
+        try:
+            sess.run(checked, {x: np.array([1.0, np.nan])})
+        except tf.errors.InvalidArgumentError:
+            pass
+        assert sess.run(y) == 6.0
+
+threads = [threading.Thread(target=steps, args=(s,)) for s in (quiet, logged, quiet)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(120)
+print("logged", sorted(line.split(":")[0] for line in dp.placement_log(logged)))
+print("stderr still goes to the console", file=sys.stderr)
+"""
+
+
+def test_sessions_in_threads_keep_the_log_off_and_the_placement_log_on():
+    # Quiet runs share one redirection of fd 2; a log_placement run captures inside it, so
+    # whichever ends first, each puts back what it found.
+    done = python(["-c", THREADS_SCRIPT], TF_CPP_MIN_LOG_LEVEL="0")
+    assert done.returncode == 0, done.stderr
+    assert tf_log(done) == []
+    logged = ast.literal_eval(done.stdout.splitlines()[-1].removeprefix("logged "))
+    assert {"CheckNumerics", "Placeholder", "y"} <= set(logged)
+    assert done.stderr.splitlines()[-1] == "stderr still goes to the console"

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from devplace._tf import RAW_LOG
 
-__all__ = ["is_tf_log", "quiet_tf_log"]
+__all__ = ["quiet_tf_log"]
 
 log = logging.getLogger("devplace.tensorflow")
 
@@ -33,11 +33,6 @@ log = logging.getLogger("devplace.tensorflow")
 _LOG_LINE = re.compile(rb"^[IWE]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
 _DRAINED = b"\0devplace: drained\0\n"  # written by this module only, after all else
 _DRAIN_WAIT_S = 2.0
-
-
-def is_tf_log(line: str) -> bool:
-    """Whether `line` is one of TensorFlow's (absl's) INFO, WARNING or ERROR log lines."""
-    return bool(_LOG_LINE.match(line.encode("utf-8", "replace")))
 
 
 class _Redirect:
@@ -111,6 +106,8 @@ class _Redirect:
     def _write(self, data: bytes) -> None:
         with self.lock:
             target = self.saved if self.active else 2
+            if not self.active and _same_file(2, self.pipe[1]):  # type: ignore[index]
+                return  # fd 2 left pointing here by someone: never feed the pipe itself
             while data:
                 try:
                     data = data[os.write(target, data) :]
@@ -122,6 +119,13 @@ def _flush_stderr() -> None:
     """Python's buffered stderr out first, so its text lands before what follows."""
     with contextlib.suppress(AttributeError, ValueError):  # none, or closed
         sys.stderr.flush()
+
+
+def _same_file(a: int, b: int) -> bool:
+    try:
+        return os.path.sameopenfile(a, b)
+    except OSError:
+        return False
 
 
 def _unread(fd: int) -> int:

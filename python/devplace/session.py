@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from devplace._fdcapture import capture_fds
-from devplace._tf import RAW_LOG, tf
-from devplace._tflog import is_tf_log, quiet_tf_log
+from devplace._tf import tf
+from devplace._tflog import quiet_tf_log
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
 from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
 from devplace.gpu_memory import note_session
@@ -303,16 +303,16 @@ class Session(tf.Session):
     def _captured(self, call: Any) -> Any:
         """Make or run the session with TF's log lines off the console; the placement log,
         when asked for, is read and echoed."""
-        if not self._log_placement:
-            with quiet_tf_log():
+        with quiet_tf_log():  # around the capture: each restores what the other set
+            if not self._log_placement:
                 return call()
-        out = None
-        try:
-            with capture_fds() as out:
-                return call()
-        finally:
-            if out is not None:
-                _record(self, out.text)
+            out = None
+            try:
+                with capture_fds() as out:
+                    return call()
+            finally:
+                if out is not None:
+                    _record(self, out.text)
 
     def __repr__(self) -> str:
         return f"<devplace.Session target={self.sess_str!r} devices={self.devices()}>"
@@ -340,9 +340,8 @@ def close_sessions(targets: Iterable[str]) -> None:
 def _record(sess: Session, text: str) -> None:
     if not text:
         return
-    lines = text.splitlines(keepends=True)
-    sys.stderr.write("".join(lines if RAW_LOG else [x for x in lines if not is_tf_log(x)]))
-    for line in lines:
+    sys.stderr.write(text)  # TF's log lines among it held back as any (devplace._tflog)
+    for line in text.splitlines():
         line = line.strip()
         if _PLACEMENT_LINE.match(line):
             sess.placement_lines.append(line)
