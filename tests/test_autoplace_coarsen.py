@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from devplace.autoplacer import Problem, ProblemDevice, simulate
+from devplace.autoplacer import Problem, ProblemDevice, simulate, strategies
 from devplace.autoplacer.coarsen import can_merge, coarsen, units
-from devplace.autoplacer.strategies import choose
+from devplace.autoplacer.strategies import Choice, choose
 
 
 def branches(depths: list[int], groups: list[int] | None = None) -> Problem:
@@ -96,3 +96,20 @@ def test_coarsening_is_skipped_only_where_it_would_merge_nothing():
     groups = np.arange(fan.n)
     groups[1] = 0
     assert can_merge(Problem(**{**_fields(fan), "groups": groups}))  # a colocation group
+
+
+def test_auto_keeps_its_other_result_as_the_runner_up(monkeypatch):
+    problem = branches([3, 2])
+    n = problem.n
+    # the units' search splits the branches; the ops' search puts everything on task 0, which
+    # is slower: the units' result wins, the ops' is the runner-up
+    split = np.array([0] * 7 + [1] * 4 + [0])
+    results = iter(
+        [Choice(split, "search (from heft)"), Choice(np.zeros(n, dtype=np.int64), "search")]
+    )
+    monkeypatch.setattr(strategies, "_auto", lambda *a, **k: next(results))
+    choice = strategies.choose(problem, "auto", 0.5)
+    assert choice.placer == "search (from heft) on units"
+    assert choice.runner_up is not None and choice.runner_up[0] == "search"
+    np.testing.assert_array_equal(choice.assignment, split)
+    assert not choice.runner_up[1].any()

@@ -320,7 +320,9 @@ def autoplace(
     single-device placement is returned unless a candidate was significantly faster (sign
     test over the rounds; the fastest such). `verify=None` (the default): with `session`,
     a pick spread over several devices is verified so (as `verify=1`: it against every
-    single device); without, or `verify=0`, nothing is measured. `explain()` says why.
+    single device); without, or `verify=0`, nothing is measured. With `strategy="auto"`
+    verify also measures auto's other result (on the units, or on the ops; `Choice.runner_up`)
+    when it differs. `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
@@ -342,7 +344,10 @@ def autoplace(
     if verify is None:
         verify = int(session is not None and len(set(assignment.tolist())) > 1)
     if verify:
-        candidates = {**_candidates(problem, assignment, label, verify), **singles}
+        candidates = _candidates(problem, assignment, label, verify)
+        if choice.runner_up is not None and label == choice.placer:  # its own other result
+            candidates.setdefault(*choice.runner_up)
+        candidates.update(singles)
         measure = _measurer(session, fetches, feed, ops, runs)
         result = _verified(problem, ops, candidates, singles, measure, strategy)
     else:

@@ -30,12 +30,15 @@ UNIT_MARGIN = 0.05
 class Choice:
     """An assignment and how it was made: the placer that made it, by name why other placers
     were not used, and whether an exact placer proved it optimal (False: one ran out of
-    budget; None: no exact placer ran)."""
+    budget; None: no exact placer ran). `runner_up`: (label, assignment) of the other of
+    `auto`'s two results, on the units and on the ops, when they differ (verify measures
+    both)."""
 
     assignment: np.ndarray
     placer: str
     skipped: dict[str, str] = field(default_factory=dict)
     optimal: bool | None = None
+    runner_up: tuple[str, np.ndarray] | None = None
 
 
 def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> Choice:
@@ -78,8 +81,12 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
         problem, on_units.assignment
     ).makespan * (1 - (UNIT_MARGIN if any(dev.host for dev in problem.devices) else 1e-9)):
         on_ops.skipped.update(on_units.skipped)
-        return on_ops
-    return on_units
+        won, lost = on_ops, on_units
+    else:
+        won, lost = on_units, on_ops
+    if not np.array_equal(won.assignment, lost.assignment):
+        won.runner_up = (lost.placer, lost.assignment)
+    return won
 
 
 def _auto(problem: Problem, budget_s: float, start: np.ndarray | None = None) -> Choice:
