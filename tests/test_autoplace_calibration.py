@@ -52,13 +52,19 @@ def test_each_op_gets_the_offset_that_makes_the_single_step_the_measured_one(ste
     assert simulate(problem, [0, 0, 0]).makespan == pytest.approx(step, abs=0.05)
 
 
-def test_an_op_never_costs_less_than_nothing():
-    # 115 = 100 fixed + 15 of ops: o = -17.5 leaves a at 0 (not -7.5), b at 12.5, c at 2.5
-    problem = calibrate(_chain(), _profiles(115.0))
-    (offset,) = set(problem.op_offsets.values())
-    assert offset == pytest.approx(-17.5, abs=0.01)
-    assert problem.compute.min() == 0.0
-    assert simulate(problem, [0, 0, 0]).makespan == pytest.approx(115.0, abs=0.05)
+def test_a_slow_profile_is_scaled_below_the_offset_floor_and_no_op_costs_less_than_nothing():
+    # the offset floor: minus the 10th percentile of the times (10, 20, 30 on both) = -10
+    # 135 = 100 fixed + 35 of ops: o = -25 / 3 is above the floor, an offset alone
+    problem = calibrate(_chain(), _profiles(135.0))
+    assert problem.op_offsets[T0] == pytest.approx(-25 / 3, abs=0.01)
+    assert problem.op_scales[T0] == 1.0
+    # 115 = 100 fixed + 15 of ops: below the floor, so offset -10 and a scale s with
+    # max(10s - 10, 0) + (30s - 10) + (20s - 10) = 15: s = 0.7 (a at 0, not below)
+    slow = calibrate(_chain(), _profiles(115.0))
+    assert slow.op_offsets[T0] == pytest.approx(-10.0)
+    assert slow.op_scales == {T0: pytest.approx(0.7, abs=1e-3), T1: pytest.approx(0.7, abs=1e-3)}
+    np.testing.assert_allclose(slow.compute[:, 0], [0.0, 11.0, 4.0], atol=0.01)
+    assert simulate(slow, [0, 0, 0]).makespan == pytest.approx(115.0, abs=0.05)
     # a step faster than the fixed costs alone: every op free, the fixed costs lowered to fit
     free = calibrate(_chain(), _profiles(50.0))
     assert np.all(free.compute == 0.0) and free.step_cost == pytest.approx(50.0)

@@ -105,6 +105,7 @@ def model_facts(problem: Any) -> dict[str, Any]:
         "link_alpha_us": float(problem.link_alpha[0, 1]) if problem.d > 1 else 0.0,
         "link_beta_us_per_byte": float(problem.link_beta[0, 1]) if problem.d > 1 else 0.0,
         "op_offsets_us": problem.op_offsets,
+        "op_scales": problem.op_scales,
     }
 
 

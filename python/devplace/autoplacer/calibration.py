@@ -24,42 +24,55 @@ from devplace.autoplacer.simulator import simulate
 __all__ = ["calibrate"]
 
 
-def _shifted(compute: np.ndarray, columns: list[int], offset: float) -> np.ndarray:
-    """`compute` with `offset` added on `columns` where finite, never below 0."""
+def _shifted(
+    compute: np.ndarray, columns: list[int], offset: float, scale: float = 1.0
+) -> np.ndarray:
+    """`compute` on `columns` where finite times `scale` plus `offset`, never below 0."""
     out = compute.copy()
     block = out[:, columns]
-    out[:, columns] = np.where(np.isfinite(block), np.maximum(block + offset, 0.0), block)
+    shifted = np.maximum(block * scale + offset, 0.0)
+    out[:, columns] = np.where(np.isfinite(block), shifted, block)
     return out
 
 
 def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -> Problem:
     """`problem` with the per-op offset on `columns` that makes everything-on-`device` take
-    `step_us` (recorded in `op_offsets`). A step shorter than the fixed costs alone (every op
-    free) lowers `step_cost` to fit: the servers' constants were timed at a slower moment."""
+    `step_us` (recorded in `op_offsets`). The offset goes no lower than minus the 10th
+    percentile of the profiled op times: a profile slower than that (traced while the
+    machine was busy) is scaled down instead (`op_scales`), so its big ops keep their share
+    rather than its small ones dropping to 0. A step shorter than the fixed costs alone
+    (every op free) lowers `step_cost` to fit: the servers' constants were timed at a slower
+    moment."""
     cpus = [j for j, dev in enumerate(problem.devices) if dev.kind == "cpu"]
     single = all_on(problem, [device, *cpus])
     trial = replace(problem)  # one copy whose times each try replaces (finite stays finite)
 
-    def error(offset: float) -> float:
-        trial.compute = _shifted(problem.compute, columns, offset)
+    def error(offset: float, scale: float = 1.0) -> float:
+        trial.compute = _shifted(problem.compute, columns, offset, scale)
         return simulate(trial, single).makespan - step_us
 
     finite = problem.compute[:, columns][np.isfinite(problem.compute[:, columns])]
     low = -float(finite.max(initial=0.0))  # every op free: the step's fixed costs alone
+    positive = finite[finite > 0]
+    floor = -float(np.percentile(positive, 10)) if positive.size else 0.0
     high = max(step_us, 1.0)  # every op at least the whole step
-    step_cost = problem.step_cost
+    step_cost, scale = problem.step_cost, 1.0
     if (excess := error(low)) >= 0:
         offset, step_cost = low, max(step_cost - excess, 0.0)
     elif error(high) <= 0:  # nothing on that device depends on the offset
         offset = 0.0
+    elif error(floor) > 0:  # slower than any per-op overhead explains: scale
+        offset = floor
+        scale = float(brentq(lambda k: error(floor, k), 0.0, 1.0, xtol=1e-4))
     else:
-        offset = float(brentq(error, low, high, xtol=0.01))
+        offset = float(brentq(error, floor, high, xtol=0.01))
     names = [problem.devices[j].name for j in columns]
     return replace(
         problem,
-        compute=_shifted(problem.compute, columns, offset),
+        compute=_shifted(problem.compute, columns, offset, scale),
         step_cost=step_cost,
         op_offsets={**problem.op_offsets, **dict.fromkeys(names, offset)},
+        op_scales={**problem.op_scales, **dict.fromkeys(names, scale)},
     )
 
 

@@ -67,7 +67,8 @@ class Problem:
     work per remote task it involves); `master_host` the master's host. Both are added to the
     simulated step time, less `master_host_cost` (the master's own task's share of
     `step_cost`) when no op runs on the master's host. `op_offsets`: per device name, the
-    per-op cost (µs) calibration added to its profiled times (`autoplacer.calibration`).
+    per-op cost (µs) calibration added to its profiled times (`autoplacer.calibration`), and
+    `op_scales` the factor it scaled them by first (1 unless the profile was slow).
     `host_send_share`: the part of a transfer between hosts that is work of the sending
     device (the rest is the receiving device's; see `autoplacer.simulator`).
     `host_start_delay`: how late in a step the devices of a host other than the master's can
@@ -93,6 +94,7 @@ class Problem:
     master_host: str | None = None
     master_host_cost: float = 0.0
     op_offsets: dict[str, float] = field(default_factory=dict)
+    op_scales: dict[str, float] = field(default_factory=dict)
     host_send_share: float = 0.5
     host_start_delay: float = 0.0
 
