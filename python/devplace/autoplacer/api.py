@@ -18,7 +18,7 @@ from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
-from devplace.autoplacer.strategies import choose
+from devplace.autoplacer.strategies import Choice, choose
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
 
@@ -240,6 +240,22 @@ def _alternative(
     return label, pool[label]
 
 
+def _to_verify(
+    problem: Problem,
+    assignment: np.ndarray,
+    label: str,
+    count: int,
+    choice: Choice,
+    singles: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """What verify measures: the pick and the best other placers' (`count` in all), auto's
+    other result when the pick is auto's own (`Choice.runner_up`), every single device."""
+    candidates = _candidates(problem, assignment, label, count)
+    if choice.runner_up is not None and label == choice.placer:
+        candidates.setdefault(*choice.runner_up)
+    return {**candidates, **singles}
+
+
 def _splits(problem: Problem, chosen: np.ndarray, placer: str) -> dict[str, np.ndarray]:
     """The placer's own pick, the split to explain a single-device result by; when it is on
     one device too, the best split of the other placers as well."""
@@ -311,18 +327,13 @@ def autoplace(
     cached for the graph), else a static estimate from shapes is used. memory: caps in bytes
     per device name; strategy: see `devplace.autoplacer.strategies.place`; budget: seconds.
 
-    Every single-device placement is scored under the same model; with `strategy="auto"` the
-    result is never one predicted slower than the best of them that fits in memory. With
-    `session` and `verify=N`, the `N` best candidates (the strategy's and other placers')
-    and every single-device placement are measured (`runs` steps each, `feed` fed, in fresh
-    sessions of that session's graph and config, in at least `verify.VERIFY_ROUNDS` interleaved
-    rounds, more while the evidence is open: `autoplacer.verify`), and the predicted-best
-    single-device placement is returned unless a candidate was significantly faster (sign
-    test over the rounds; the fastest such). `verify=None` (the default): with `session`,
-    a pick spread over several devices is verified so (as `verify=1`: it against every
-    single device); without, or `verify=0`, nothing is measured. With `strategy="auto"`
-    verify also measures auto's other result (on the units, or on the ops; `Choice.runner_up`)
-    when it differs. `explain()` says why.
+    Never predicted slower than the best single device that fits (`strategy="auto"`). With
+    `session` and `verify=N`, the `N` best candidates, auto's other result and every single
+    device are measured (`runs` steps each, `feed` fed, fresh sessions, interleaved rounds)
+    and the predicted-best single device is kept unless a candidate was significantly
+    faster (`autoplacer.verify`). `verify=None` (default): with `session`, a pick spread
+    over several devices is verified so (as `verify=1`); else nothing is measured.
+    `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
 
@@ -344,15 +355,11 @@ def autoplace(
     if verify is None:
         verify = int(session is not None and len(set(assignment.tolist())) > 1)
     if verify:
-        candidates = _candidates(problem, assignment, label, verify)
-        if choice.runner_up is not None and label == choice.placer:  # its own other result
-            candidates.setdefault(*choice.runner_up)
-        candidates.update(singles)
+        candidates = _to_verify(problem, assignment, label, verify, choice, singles)
         measure = _measurer(session, fetches, feed, ops, runs)
         result = _verified(problem, ops, candidates, singles, measure, strategy)
     else:
         candidates = _splits(problem, choice.assignment, choice.placer)
     _explained(result, candidates, singles)
-    result.notes = [*notes, *result.notes]
-    result.seconds = time.perf_counter() - t0
+    result.notes, result.seconds = [*notes, *result.notes], time.perf_counter() - t0
     return result

@@ -23,6 +23,7 @@ from devplace.autoplacer.placers import (
     tf_default,
 )
 from devplace.autoplacer.placers._common import DEFAULT_BUDGET_S, SCALING, Placer, Solution
+from devplace.autoplacer.placers._portfolio import PORTFOLIO
 
 __all__ = ["BASELINES", "DEFAULT_BUDGET_S", "PLACERS", "SCALING", "Placer", "Solution"]
 
@@ -46,3 +47,4 @@ PLACERS: dict[str, Placer] = {m.PLACER.name: m.PLACER for m in _MODULES}
 
 #: The placers `search` starts from (those declared with `portfolio=True`).
 BASELINES: dict[str, Placer] = {name: p for name, p in PLACERS.items() if p.portfolio}
+PORTFOLIO.update(BASELINES)

@@ -25,6 +25,7 @@ from devplace.autoplacer.placers._common import (
     Solution,
     device_classes,
 )
+from devplace.autoplacer.placers._portfolio import PORTFOLIO
 from devplace.autoplacer.simulator import Schedule, simulate
 
 __all__ = [
@@ -186,15 +187,13 @@ def _starts(
     Members above their size limit are skipped; once the deadline has passed no further
     member is started (the first always runs, so there is a result).
     """
-    from devplace.autoplacer.placers import PLACERS
-
     rank = {name: k for k, name in enumerate(PORTFOLIO_ORDER)}
-    members = [name for name, placer in PLACERS.items() if placer.portfolio]
+    members = list(PORTFOLIO)
     names = sorted(members, key=lambda name: rank.get(name, len(rank)))
     starts: list[tuple[tuple[float, float], np.ndarray, str, Schedule]] = []
     errors: list[InfeasibleError] = []
     for name in names:
-        member = PLACERS[name]
+        member = PORTFOLIO[name]
         refusal = member.refusal(problem)
         if refusal is not None:
             skipped[name] = refusal
