@@ -70,6 +70,7 @@ def test_show_draws_the_trace_and_prints_its_devices(traces, tmp_path, capsys):
         assert f"{device}: {count} ops" in text
     assert {op.name: op.device for op in trace.ops}["y"] == "/device:CPU:1"
     assert "cross-device transfers: 1 (1.6 KiB)" in text
+    assert "fetched to the client: 1 tensor, 4 bytes, from /device:CPU:0" in text
 
 
 def test_compare_prints_the_table_and_json(traces, tmp_path, capsys):

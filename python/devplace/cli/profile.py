@@ -14,8 +14,8 @@ _SHOW = """\
 Draw a trace as a per-device Gantt chart: one row per device (its threads are sub-rows; a GPU
 also shows its kernels and memory copies beneath its ops, labelled), one bar per op coloured by
 op type (the same colour in every picture), gradient ops hatched, and an arrow for every tensor
-sent between devices. Prints the ops, busy time, kernels and copies per device, the makespan
-and the transfers.
+sent between devices. Prints the ops, busy time, kernels and copies per device, the makespan,
+the transfers, and the tensors fetched to the client (no transfers).
 """
 
 _COMPARE = """\
@@ -88,6 +88,7 @@ def _error(command: str, err: Exception) -> int:
 def _show(args: argparse.Namespace) -> int:
     from devplace.comparison import caveat_lines, format_bytes, format_time, plural
     from devplace.plot import plot_profile
+    from devplace.report import fetched_line
 
     try:
         trace = plot_profile(args.trace, args.out, title=args.title, size=args.size)
@@ -109,6 +110,8 @@ def _show(args: argparse.Namespace) -> int:
             line += format_time(copies[device])
         print(line)
     print(f"cross-device transfers: {trace.transfer_count} ({format_bytes(trace.transfer_bytes)})")
+    if trace.fetched:
+        print(fetched_line(trace.fetched))
     for line in caveat_lines(trace.devices):
         print(line)
     print(f"picture: {args.out}")
