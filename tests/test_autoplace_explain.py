@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+import json
+from pathlib import Path
 
+import numpy as np
+import pytest
+
+import devplace
 from devplace.autoplacer import Problem, ProblemDevice, simulate
 from devplace.autoplacer.explain import breakdown, explain_text
+from devplace.autoplacer.workloads import load_workload
 
 T0, T1 = "/job:w/task:0/device:CPU:0", "/job:w/task:1/device:CPU:0"
 
@@ -96,3 +102,39 @@ def test_explain_a_single_device_pick_says_what_the_best_split_would_cost():
     )
     assert lines[-2] == "  measured (median µs): single:t0 2,100, search 2,500"
     assert lines[-1] == "  verify (3 interleaved rounds, spread 1.10x): kept single:t0"
+
+
+def test_breakdown_of_a_recorded_workload_against_its_file():
+    """bert24-layers (a shipped, profiled workload): layers alternate between acc:0 and cpu:0;
+    every number of the breakdown recomputed from the JSON file by its documented rules."""
+
+    path = Path(devplace.__file__).parent / "workloads" / "bert24-layers.json"
+    raw = json.loads(path.read_text())
+    problem = load_workload(path)
+    names = [dev.name for dev in problem.devices]
+    acc, cpu = names.index("acc:0"), names.index("cpu:0")
+    device_of = {n["id"]: acc if k % 2 == 0 else cpu for k, n in enumerate(raw["nodes"])}
+    assignment = [device_of[int(name.removeprefix("node"))] for name in problem.names]
+
+    b = breakdown(problem, assignment, reference=cpu)
+    nodes = {n["id"]: n for n in raw["nodes"]}
+    on = {acc: "fpgaLatency", cpu: "cpuLatency"}
+    for j in (acc, cpu):
+        mine = [n for i, n in nodes.items() if device_of[i] == j]
+        assert b.ops[j] == len(mine)
+        assert b.compute[j] == pytest.approx(sum(n[on[j]] for n in mine))
+        assert b.on_reference[j] == pytest.approx(sum(n["cpuLatency"] for n in mine))
+    # one transfer per (source, other device); between a cpu and an acc it costs the edge's cost
+    crossing = {
+        (e["sourceId"], device_of[e["destId"]]): e
+        for e in raw["edges"]
+        if device_of[e["sourceId"]] != device_of[e["destId"]]
+    }
+    assert b.crossings == len(crossing)
+    assert b.crossing_us == pytest.approx(sum(e["cost"] for e in crossing.values()))
+    assert b.step == simulate(problem, assignment).makespan
+
+    text = explain_text(problem, assignment, "alternating", [cpu] * problem.n)
+    assert f"acc:0: {b.ops[acc]} ops, {b.compute[acc]:,.0f} µs" in text
+    assert f"crossings: {len(crossing)} tensors" in text
+    assert f"{sum(e['cost'] for e in crossing.values()):,.0f} µs of link time" in text
