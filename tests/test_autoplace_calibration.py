@@ -132,3 +132,14 @@ def test_verify_measures_more_rounds_only_while_the_evidence_is_open():
     kept = verify_rounds({"single": [0], "b": [1]}, lambda a: next(steady[a[0]]), "single")
     assert len(kept.rounds["single"]) == VERIFY_ROUNDS and kept.chosen == "single"
     assert "kept single (100 µs median); no candidate was faster" in kept.reason
+
+
+def test_verify_rounds_of_labels_sharing_a_placement_stay_in_step():
+    # auto's pick is often one of the single devices: two labels, one assignment, measured
+    # once per round; more rounds (the evidence open, as above) keep every label's count equal
+    times = {0: iter([100.0] * 11), 1: iter([90.0, 110.0] + [90.0] * 9)}
+    placements = {"single": [0], "auto": [0], "split": [1]}
+    verdict = verify_rounds(placements, lambda a: next(times[a[0]]), "single")
+    assert {len(t) for t in verdict.rounds.values()} == {8}
+    assert verdict.rounds["auto"] == verdict.rounds["single"]
+    assert verdict.chosen == "split"

@@ -63,10 +63,10 @@ def measure_in_rounds(
 ) -> dict[str, list[float]]:
     """Each labelled placement's `measure` over `rounds` interleaved rounds, so a burst of
     load hits them all alike; labels with one assignment are measured once per round and share
-    the times."""
+    the times (each label its own list, so a label's later rounds extend only its own)."""
     distinct = {tuple(map(int, a)): a for a in placements.values()}
     timed: dict[tuple[int, ...], list[float]] = {key: [] for key in distinct}
     for _ in range(rounds):
         for key, a in distinct.items():
             timed[key].append(measure(a))
-    return {label: timed[tuple(map(int, a))] for label, a in placements.items()}
+    return {label: list(timed[tuple(map(int, a))]) for label, a in placements.items()}
