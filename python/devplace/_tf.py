@@ -60,8 +60,10 @@ _LOAD_NOTICES = re.compile(
 )
 # Lines that explain why TensorFlow uses no GPU: no driver, libraries that failed to load.
 _GPU_LINES = re.compile(r"cuda|cudnn|cublas|cuInit|dlopen|dynamic library|GPU", re.IGNORECASE)
-# "I0000 00:00:1795424191.953030   10114 cudart_stub.cc:31] " before TF's message.
-_LOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
+#: absl's prefix after the level letter: "0000 00:00:1795424191.953030   10114 cudart_stub.cc:31] "
+#: (the line starts "I0000 ..."); `_tflog` matches the same prefix in the bytes it forwards.
+LOG_PREFIX_AFTER_LEVEL = r"\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] "
+_LOG_PREFIX = re.compile(r"^[IWEF]" + LOG_PREFIX_AFTER_LEVEL)
 
 
 def _withheld(line: str) -> bool:

@@ -23,14 +23,15 @@ import termios
 import threading
 from collections.abc import Iterator
 
-from devplace._tf import RAW_LOG
+from devplace._tf import LOG_PREFIX_AFTER_LEVEL, RAW_LOG
 
 __all__ = ["quiet_tf_log"]
 
 log = logging.getLogger("devplace.tensorflow")
 
-# "E0000 00:00:1795743070.794491   26422 check_numerics_op.cc:292] ": absl's prefix.
-_LOG_LINE = re.compile(rb"^[IWE]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] ")
+# "E0000 00:00:1795743070.794491   26422 check_numerics_op.cc:292] ": absl's prefix; fatal
+# lines ("F...") are not held back.
+_LOG_LINE = re.compile(rb"^[IWE]" + LOG_PREFIX_AFTER_LEVEL.encode())
 _DRAINED = b"\0devplace: drained\0\n"  # written by this module only, after all else
 _DRAIN_WAIT_S = 2.0
 

@@ -94,16 +94,13 @@ def placement_html(report: Any) -> str:
     """A `PlacementReport` as HTML: the summary line, one row per op (requested and actual
     device, the actual one coloured by device), then the transfers with their bytes."""
     colors = device_colors(report.devices)
-    sent: dict[str, int] = {}
-    for t in report.transfers:
-        op = t.tensor.split(":")[0]
-        sent[op] = sent.get(op, 0) + 1
+    sent, _ = report.sent_per_op()
     rows = [
         _cell(op.name)
         + _cell(op.op_type)
         + _cell(op.requested or "-")
         + _cell(op.actual + (" *" if op.moved else ""), colors[op.actual])
-        + _cell(sent.get(op.name, ""))
+        + _cell(sent[op.name] or "")
         for op in report.ops
     ]
     summary = (

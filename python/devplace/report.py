@@ -120,7 +120,7 @@ class PlacementReport:
             write_text(path, text + "\n")
         return text
 
-    def _sent(self) -> tuple[Counter[str], Counter[str]]:
+    def sent_per_op(self) -> tuple[Counter[str], Counter[str]]:
         """Per sending op: transfers out and bytes out."""
         count: Counter[str] = Counter()
         size: Counter[str] = Counter()
@@ -132,7 +132,7 @@ class PlacementReport:
 
     def to_csv(self, path: str | os.PathLike[str] | None = None) -> str:
         """One row per op (op, type, requested, actual, moved, transfers out, bytes out)."""
-        count, size = self._sent()
+        count, size = self.sent_per_op()
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(
@@ -157,7 +157,7 @@ class PlacementReport:
 
     def table(self) -> str:
         """A plain-text table: op, type, requested, actual, then a transfers summary."""
-        count, _ = self._sent()
+        count, _ = self.sent_per_op()
         rows = [
             (
                 op.name,
