@@ -2,6 +2,7 @@
 
 import io
 import xml.etree.ElementTree as ET
+from html import escape
 from html.parser import HTMLParser
 
 import pytest
@@ -12,6 +13,7 @@ import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.comparison import compare
 from devplace.notebook import MAX_ROWS, mime_data, mime_types
+from devplace.report import fetched_line
 
 
 class Tables(HTMLParser):
@@ -75,6 +77,7 @@ def test_placement_html_names_the_device_each_op_ran_on(session):
     )
     assert len(transfers) - 1 == report.transfer_count > 0
     assert f"{report.transfer_count} cross-device transfers" in report._repr_html_()
+    assert escape(fetched_line(report.fetched)) in report._repr_html_()
 
 
 def test_placement_html_shortens_long_tables_and_says_how(session):

@@ -16,6 +16,7 @@ from html import escape
 from typing import Any
 
 from devplace.comparison import caveat_lines, format_bytes, format_time, plural
+from devplace.report import fetched_line
 
 __all__ = [
     "MAX_ROWS",
@@ -115,6 +116,8 @@ def placement_html(report: Any) -> str:
     )
     if report.transfers:
         parts.append(_transfers_table(report.transfers, colors))
+    if report.fetched:
+        parts.append(_notes([fetched_line(report.fetched)]))
     if report.optimized_away:
         parts.append(_notes([f"optimized away by TF: {', '.join(report.optimized_away)}"]))
     return "".join(parts)
