@@ -6,6 +6,7 @@ with a reason where there is none.
 """
 
 import os
+import signal
 
 # Before TensorFlow loads: a test process must never take all of a GPU's memory (several test
 # processes share one GPU, and TF otherwise maps nearly all of it at the first session).
@@ -29,6 +30,12 @@ requires_gpu = pytest.mark.skipif(
 requires_no_gpu = pytest.mark.skipif(
     HAS_GPU, reason="checks CPU-only behaviour (a GPU pin failing without soft placement)"
 )
+
+
+def ignore_sigint() -> None:
+    """Ignore SIGINT, as a shell's background job (`nohup make test &`) starts its commands:
+    a `preexec_fn` for commands that must stop on Ctrl-C even so."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture(autouse=True)

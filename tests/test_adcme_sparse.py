@@ -176,18 +176,23 @@ def test_the_solve_runs_on_the_cpu_of_its_scope_with_its_gradient() -> None:
     assert {report.actual(n) for n in names} == {"/device:CPU:1"}
 
 
+#: Where there is no GPU, a second logical CPU stands in for it: the scope's device.
+SCOPE = GPUS[0] if HAS_GPU else "/device:CPU:1"
+#: The CPU the host's ops take under SCOPE: its index comes from the scope (GPU:0 -> CPU:0).
+SCOPE_CPU = "/device:CPU:0" if HAS_GPU else "/device:CPU:1"
+
+
 def test_under_a_gpu_scope_the_solve_is_put_on_a_cpu() -> None:
     a = regular(4, seed=8)
     values = tf.constant(row_major_values(a))
-    with dp.gpu(0):
+    with dp.device(SCOPE):
         x = sp.solve(sparse_of(a, values), np.ones(4), "auto")
-        dp.gradients(tf.reduce_sum(x), [values], colocate=True)
+        (g,) = dp.gradients(tf.reduce_sum(x), [values], colocate=True)
     host_ops = py_funcs()
     # the factorization, the solve, the adjoint solve (colocated gradients included)
-    assert [op.device for op in host_ops] == ["/device:CPU:0"] * 3
-    if not HAS_GPU:
-        return
-    report = dp.placement(dp.Session(optimize=False), x)
-    assert all(report.actual(op.name).endswith("/device:CPU:0") for op in host_ops)
-    on_gpu = [op for op in report.ops if op.actual.endswith(GPUS[0])]
-    assert on_gpu, "the sparse ops around the solve run on the GPU"
+    assert [op.device for op in host_ops] == [SCOPE_CPU] * 3
+    report = dp.placement(dp.Session(cpus=2, soft=True, optimize=False), [x, g])
+    assert all(report.actual(op.name).endswith(SCOPE_CPU) for op in host_ops)
+    host = {op.name for op in host_ops}
+    around = [op for op in report.ops if op.name not in host and op.actual.endswith(SCOPE)]
+    assert around, f"the sparse ops around the solve run on {SCOPE}"

@@ -1,5 +1,6 @@
 """`devplace cluster up|down` with real processes, stopped by PID also when a test fails."""
 
+import contextlib
 import json
 import os
 import signal
@@ -8,6 +9,7 @@ import sys
 import time
 
 import pytest
+from conftest import ignore_sigint
 
 import devplace as dp
 from devplace.cluster import procs, read_state
@@ -26,9 +28,10 @@ def _wait_for(predicate, seconds, what):
     raise AssertionError(f"{what} within {seconds} s")
 
 
-@pytest.fixture
-def up(tmp_path):
-    """Start `devplace cluster up` and yield (process, state file, spec file, output file)."""
+@contextlib.contextmanager
+def _cluster_up(tmp_path, **popen):
+    """`devplace cluster up` running, as (process, state file, spec file, output file); its
+    stdout is a file, read while it runs. Stopped by PID afterwards, also when a test fails."""
     state, spec, out = tmp_path / "state.json", tmp_path / "spec.json", tmp_path / "up.out"
     with open(out, "w") as sink:
         proc = subprocess.Popen(
@@ -47,6 +50,7 @@ def up(tmp_path):
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            **popen,
         )
     servers = []
     try:
@@ -62,6 +66,13 @@ def up(tmp_path):
         procs.stop(proc.pid, proc=proc, grace=10.0)
         for entry in servers:
             procs.stop(entry.pid, started=entry.started, grace=5.0)
+
+
+@pytest.fixture
+def up(tmp_path):
+    """Start `devplace cluster up` and yield (process, state file, spec file, output file)."""
+    with _cluster_up(tmp_path) as started:
+        yield started
 
 
 def test_up_prints_and_writes_the_spec_and_down_stops_it(up):
@@ -99,14 +110,23 @@ def test_up_prints_and_writes_the_spec_and_down_stops_it(up):
     assert out.read_text().rstrip().endswith("devplace cluster: stopped")
 
 
-def test_ctrl_c_stops_every_server(up):
-    proc, state_file, _, out = up
+def _ctrl_c_stops_every_server(proc, state_file, out):
     state = read_state(state_file)
     os.kill(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=30) == 0
     assert not any(procs.alive(e.pid, e.started) for e in state.processes)
     assert not state_file.exists()
     assert "devplace cluster: stopped" in out.read_text()
+
+
+def test_ctrl_c_stops_every_server(up):
+    proc, state_file, _, out = up
+    _ctrl_c_stops_every_server(proc, state_file, out)
+
+
+def test_ctrl_c_stops_it_also_when_started_with_sigint_ignored(tmp_path):
+    with _cluster_up(tmp_path, preexec_fn=ignore_sigint) as (proc, state_file, _, out):
+        _ctrl_c_stops_every_server(proc, state_file, out)
 
 
 def test_down_without_a_cluster_says_so(tmp_path):

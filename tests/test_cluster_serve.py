@@ -17,6 +17,7 @@ import time
 
 import psutil
 import pytest
+from conftest import ignore_sigint
 
 from devplace.cluster import TaskConfigError, wait_ready
 from devplace.cluster.host_checks import (
@@ -200,8 +201,12 @@ def _wait_for(path, text, proc, seconds=150):
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity needs Linux")
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop):
+@pytest.mark.parametrize(
+    ("stop", "preexec"),
+    [(signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore_sigint)],
+    ids=["ctrl-c", "sigterm", "ctrl-c-when-started-with-sigint-ignored"],
+)
+def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop, preexec):
     port = _free_port()
     spec = {"worker": [f"127.0.0.1:{port}"]}
     out = tmp_path / "serve.out"
@@ -222,6 +227,7 @@ def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop):
             env=dict(
                 os.environ, TF_CONFIG=json.dumps({"cluster": spec, "task": {"type": "worker"}})
             ),
+            preexec_fn=preexec,
         )
     try:
         text = _wait_for(out, "serving", proc)

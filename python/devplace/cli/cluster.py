@@ -10,14 +10,13 @@ task of a spec answers (the chief's side).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
-import signal
 import sys
 import time
 import warnings
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -120,10 +119,6 @@ def _output_problem(flag: str, path: Path) -> str | None:
     return None
 
 
-def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def _up_refusal(state_file: Path, spec_file: Path) -> int:
     """The exit status when `up` cannot start here (2: a bad output file, 1: a cluster is
     already up), after saying why; 0 when it can."""
@@ -145,6 +140,12 @@ def _up_refusal(state_file: Path, spec_file: Path) -> int:
     return 0
 
 
+def _each_line_as_printed() -> None:
+    """Send each output line on at once, also to a file or pipe (`cluster up > up.log`)."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
+
+
 def _say_up(args: argparse.Namespace, cluster: LocalCluster) -> None:
     """What a started cluster is: its isolation, cores, spec and where to connect."""
     from devplace.cluster.cores import describe
@@ -160,46 +161,47 @@ def _say_up(args: argparse.Namespace, cluster: LocalCluster) -> None:
     print(json.dumps(cluster.spec, indent=2))
     print(f"spec written to {cluster.spec_file}")
     print(f"session target: {cluster.target('worker', 0)}  (/job:worker/task:0)")
-    print("Stop with Ctrl-C, or `devplace cluster down` from another terminal.", flush=True)
+    print("Stop with Ctrl-C, or `devplace cluster down` from another terminal.")
 
 
 def up(args: argparse.Namespace) -> int:
     """Start the cluster, print its spec, and hold it until Ctrl-C or SIGTERM."""
+    _each_line_as_printed()
     state_file = _state_file(args)
     spec_file = args.spec_file or state_file.with_name("cluster-spec.json")
     if not args.state_file:
         state_file.parent.mkdir(parents=True, exist_ok=True)  # our cache folder
     if refused := _up_refusal(state_file, spec_file):
         return refused
-    from devplace.cluster import ClusterStartError, LocalCluster  # loads TensorFlow
+    from devplace.cluster import ClusterStartError, LocalCluster, procs  # loads TensorFlow
 
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    try:
-        cluster = LocalCluster(
-            ps=args.ps,
-            workers=args.workers,
-            cpus=args.cpus,
-            cores_per_task=args.cores_per_task,
-            isolate=args.isolate,
-            spec_file=spec_file,
-            state_file=state_file,
-            start_timeout=args.start_timeout,
-            stop_owner=True,
-        )
-        cluster.start()
-    except (ClusterStartError, ValueError, OSError) as err:
-        print(f"devplace cluster: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    try:
-        _say_up(args, cluster)
-        _hold(cluster)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        cluster.stop()
-    print("devplace cluster: stopped", flush=True)
+    with procs.interrupted_by_signals():
+        try:
+            cluster = LocalCluster(
+                ps=args.ps,
+                workers=args.workers,
+                cpus=args.cpus,
+                cores_per_task=args.cores_per_task,
+                isolate=args.isolate,
+                spec_file=spec_file,
+                state_file=state_file,
+                start_timeout=args.start_timeout,
+                stop_owner=True,
+            )
+            cluster.start()
+        except (ClusterStartError, ValueError, OSError) as err:
+            print(f"devplace cluster: {err}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        try:
+            _say_up(args, cluster)
+            _hold(cluster)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            cluster.stop()
+    print("devplace cluster: stopped")
     return 0
 
 
@@ -210,7 +212,7 @@ def _hold(cluster: LocalCluster) -> None:
         for role, status in cluster.exited().items():
             if role not in reported:
                 reported.add(role)
-                print(f"devplace cluster: {role} exited with status {status}", flush=True)
+                print(f"devplace cluster: {role} exited with status {status}")
         time.sleep(0.5)
 
 
@@ -298,6 +300,7 @@ def _slurm_jobs(text: str | None) -> dict[str, int] | None:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve this host's task until Ctrl-C or SIGTERM; 1 with the reason if it cannot."""
+    _each_line_as_printed()
     from devplace.cluster.probe import ClusterNotReadyError
     from devplace.cluster.serving import serve as serve_task
 

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -22,6 +23,7 @@ __all__ = [
     "ProcessStartError",
     "alive",
     "exit_with_parent",
+    "interrupted_by_signals",
     "kill_group",
     "log_tail",
     "start_time",
@@ -82,6 +84,26 @@ def exit_with_parent() -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+@contextlib.contextmanager
+def interrupted_by_signals() -> Iterator[None]:
+    """Inside, SIGINT and SIGTERM raise KeyboardInterrupt, however the process was started: a
+    shell's background job (`nohup make test &`) starts it with SIGINT ignored, which Python
+    keeps. The previous handlers come back after. Main thread only; elsewhere a no-op."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def log_tail(log: Path | None, lines: int = 15) -> str:

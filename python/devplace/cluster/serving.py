@@ -1,4 +1,4 @@
-"""Serve this host's task of a cluster in the foreground until SIGTERM or Ctrl-C.
+"""Serve this host's task of a cluster in the foreground until SIGTERM or Ctrl-C (SIGINT).
 
     devplace.cluster.serve("cluster.json", "worker", 1)       # or from TF_CONFIG, or Slurm
 
@@ -12,16 +12,13 @@ address and "serving".
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -87,23 +84,6 @@ def _check_host(config: task_config.TaskConfig) -> None:
         )
 
 
-@contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only; elsewhere as is)."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def serve(
     spec: Any = None,
     job: str | None = None,
@@ -145,7 +125,7 @@ def serve(
         ready, log = Path(folder) / "ready", Path(folder) / "server.log"
         proc = _start_server(config, int(cpus), pinned, ready, log)
         try:
-            with _stop_on_sigterm():
+            with procs.interrupted_by_signals():
                 try:
                     procs.wait_ready({config.name: (proc, ready, log)}, start_timeout)
                 except procs.ProcessStartError as err:
