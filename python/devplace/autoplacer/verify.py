@@ -60,7 +60,7 @@ def decide(rounds: Mapping[str, Sequence[float]], incumbent: str) -> tuple[str, 
     return best, chance
 
 
-def _open(rounds: Mapping[str, Sequence[float]], incumbent: str, left: int) -> bool:
+def _evidence_open(rounds: Mapping[str, Sequence[float]], incumbent: str, left: int) -> bool:
     """True when some candidate faster by median than `incumbent` but not yet significantly
     could still be, were it faster in each of `left` more rounds."""
     base = rounds[incumbent]
@@ -127,7 +127,7 @@ def verify_rounds(
     `VERIFY_ROUNDS` interleaved rounds, then one round more at a time while the evidence is
     open, up to `MAX_VERIFY_ROUNDS`; the `Verdict` of `decide`."""
     rounds = measure_in_rounds(placements, measure, VERIFY_ROUNDS)
-    while len(rounds[incumbent]) < MAX_VERIFY_ROUNDS and _open(
+    while len(rounds[incumbent]) < MAX_VERIFY_ROUNDS and _evidence_open(
         rounds, incumbent, MAX_VERIFY_ROUNDS - len(rounds[incumbent])
     ):
         for label, times in measure_in_rounds(placements, measure, 1).items():
