@@ -394,7 +394,7 @@ def _problem(
         names=[fields.names[i] for i in order],
         devices=devices,
         compute=compute,
-        edges=list(zip(src.tolist(), dst.tolist(), strict=True)),
+        edges=np.column_stack((src, dst)),
         xfer=xfer,
         link_alpha=np.zeros_like(beta),
         link_beta=beta,
