@@ -185,7 +185,8 @@ class Problem:
                 f"edge ({u}, {v}) of problem {self.name!r} is not between two distinct ops "
                 f"0..{n - 1}"
             )
-        keys = np.unique(e[:, 0] * n + e[:, 1])
+        keys = np.sort(e[:, 0] * n + e[:, 1])
+        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
         src, dst = keys // n, keys % n
         self.edges = list(zip(src.tolist(), dst.tolist(), strict=True))
         self.succs = _slices(dst.tolist(), np.searchsorted(src, np.arange(n + 1)))
