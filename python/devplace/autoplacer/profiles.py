@@ -19,8 +19,8 @@ from devplace.errors import DevplaceWarning
 __all__ = ["PROFILE_REPEAT", "profile_devices", "profiled_cost"]
 
 #: Traced steps per device profile (each op's time their median; the untraced step that
-#: calibrates it is the median of three times as many): with 7, one burst of load on a
-#: shared machine moved a task's profile enough to change autoplace's pick between runs.
+#: calibrates it is the median of three times as many): more runs per median, so a burst of
+#: load on a shared machine moves a task's profile, and with it the pick, less (was 7).
 PROFILE_REPEAT = 11
 
 #: Per graph: (target, devices, fetched ops, fed names) -> the profiles and server facts
