@@ -112,6 +112,11 @@ def test_a_candidate_replaces_the_incumbent_only_on_significant_evidence():
     assert decide(rounds, "single")[0] == "single"
     rounds["fast"], rounds["faster"] = [80.0] * 5, [70.0, 75.0, 90.0, 71.0, 72.0]
     assert decide(rounds, "single")[0] == "faster"  # least median among those
+    # medians within TIE (5%) of the least are alike: the first in order wins, not the noise
+    alike = {"single": [100.0] * 5, "pick": [72.0, 73.0, 71.0, 74.0, 72.5], "other": [70.0] * 5}
+    assert decide(alike, "single")[0] == "pick"
+    alike["other"] = [68.0] * 5  # 72.5 > 68 x 1.05: measured faster, not noise
+    assert decide(alike, "single")[0] == "other"
     assert decide({"single": [1.0]}, "single") == ("single", {})
     # 7 of 8 rounds faster is evidence too (chance 9/256), 6 of 8 is not (37/256)
     assert decide({"single": [10.0] * 8, "c": [9.0] * 7 + [11.0]}, "single")[0] == "c"

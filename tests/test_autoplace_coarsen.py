@@ -113,3 +113,22 @@ def test_auto_keeps_its_other_result_as_the_runner_up(monkeypatch):
     assert choice.runner_up is not None and choice.runner_up[0] == "search"
     np.testing.assert_array_equal(choice.assignment, split)
     assert not choice.runner_up[1].any()
+
+
+def test_verify_measures_both_of_autos_results_also_when_one_device_is_the_pick():
+    from devplace.autoplacer import api
+
+    problem = branches([3, 2])
+    on_units = np.array([0] * 7 + [1] * 4 + [0])  # the branches apart: the units' optimum
+    on_ops = on_units.copy()
+    on_ops[1:3] = 1
+    choice = Choice(on_units, "exhaustive on units", runner_up=("search", on_ops))
+    singles = api._singles(problem)
+    first = next(iter(singles))
+    # a noisy profile made one device the predicted best: it is the pick, yet the units'
+    # exact solution and the ops' result are measured against it, right after the pick
+    measured = api._to_verify(problem, singles[first], first, 1, choice, singles)
+    assert list(measured)[:3] == [first, "exhaustive on units", "search"]
+    np.testing.assert_array_equal(measured["exhaustive on units"], on_units)
+    np.testing.assert_array_equal(measured["search"], on_ops)
+    assert set(singles) < set(measured)

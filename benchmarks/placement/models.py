@@ -107,21 +107,62 @@ MODELS: dict[str, Callable[[], Built]] = {
 }
 
 
-def four_branches(n: int = 384, depths: tuple[int, ...] = (9, 7, 6, 5)) -> Built:
-    """Four unequal branches of n x n matmuls (`depths` layers each) joined by a sum: its best
-    2-way grouping puts branches 0 and 3 on one task and 1 and 2 on the other."""
+def _matmul_layers(h: Any, depth: int, scope: str, summed: bool = False) -> Any:
+    """`depth` layers of tanh(h @ w) under name scope `scope` (square n x n weights), with
+    `summed` reduced to a scalar there too."""
+    n = int(h.shape[-1])
+    with tf.name_scope(scope):
+        for k in range(depth):
+            w = tf.Variable(tf.random.normal([n, n], stddev=n**-0.5), name=f"l{k}_w")
+            h = tf.tanh(tf.matmul(h, w))
+        return tf.reduce_sum(h) if summed else h
+
+
+def _branches(n: int, depths: dict[str, int], tail: int = 0) -> Built:
+    """Branches of n x n matmul layers (`depths`: scope -> layers) from one fed input, joined
+    by a sum; with `tail`, the branches' sum goes on through a chain of `tail` layers (scope
+    "narrow")."""
     graph = tf.Graph()
     with graph.as_default():
         x = tf.placeholder(tf.float32, [n, n], name="x")
-        outs = []
-        for b, depth in enumerate(depths):
-            with tf.name_scope(f"b{b}"):
-                h = x
-                for k in range(depth):
-                    w = tf.Variable(tf.random.normal([n, n], stddev=n**-0.5), name=f"l{k}_w")
-                    h = tf.tanh(tf.matmul(h, w))
-                outs.append(tf.reduce_sum(h))
+        outs = [_matmul_layers(x, depth, scope, not tail) for scope, depth in depths.items()]
+        if tail:
+            outs = [_matmul_layers(tf.add_n(outs), tail, "narrow", summed=True)]
         y = tf.add_n(outs, name="y")
+        init = tf.global_variables_initializer()
+    return graph, y, {x: np.ones([n, n], np.float32)}, init
+
+
+def four_branches(n: int = 384, depths: tuple[int, ...] = (9, 7, 6, 5)) -> Built:
+    """Four unequal branches of n x n matmuls (`depths` layers each) joined by a sum: its best
+    2-way grouping puts branches 0 and 3 on one task and 1 and 2 on the other."""
+    return _branches(n, {f"b{b}": depth for b, depth in enumerate(depths)})
+
+
+def uneven_branches(n: int = 384) -> Built:
+    """Three branches of unequal depth (10, 6 and 4 layers): the deep one alone balances the
+    two shallow ones."""
+    return _branches(n, {"u0": 10, "u1": 6, "u2": 4})
+
+
+def wide_then_narrow(n: int = 384) -> Built:
+    """A wide layer (four branches of 4 layers) joined into a narrow chain of 6 layers: only
+    the wide part can be split, the chain runs on one task after it."""
+    return _branches(n, {f"w{b}": 4 for b in range(4)}, tail=6)
+
+
+def diamond(n: int = 384, depth: int = 5) -> Built:
+    """A stem of 2 layers, then two diamonds: each splits into two paths of `depth` layers
+    that rejoin (a sum) in the middle of the graph, before the next diamond."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [n, n], name="x")
+        h = _matmul_layers(x, 2, "stem")
+        for k in range(2):
+            h = tf.add(
+                _matmul_layers(h, depth, f"d{k}a"), _matmul_layers(h, depth, f"d{k}b"), f"join{k}"
+            )
+        y = tf.reduce_sum(h, name="y")
         init = tf.global_variables_initializer()
     return graph, y, {x: np.ones([n, n], np.float32)}, init
 
@@ -135,4 +176,7 @@ def wide_two_tower() -> Built:
 WIDE_MODELS: dict[str, Callable[[], Built]] = {
     "four_branches": four_branches,
     "wide_two_tower": wide_two_tower,
+    "uneven_branches": uneven_branches,
+    "wide_then_narrow": wide_then_narrow,
+    "diamond": diamond,
 }

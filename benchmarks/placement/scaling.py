@@ -1,13 +1,14 @@
-"""How placement time grows with the graph: random DAGs of 1k to 100k ops on 4 devices.
+"""How placement time grows with the graph: random DAGs of 1k to 1M ops on 4 devices.
 
-    .venv/bin/python benchmarks/placement/scaling.py [--sizes 1000 5000 20000 100000]
+    .venv/bin/python benchmarks/placement/scaling.py [--sizes 1000 5000 20000 100000 1000000]
         [--placer-sizes 1000 5000 20000] [--budget 0.8]
 
 Each graph is a workload file (the format of python/devplace/workloads/README.md): op i takes
 3 inputs drawn from the ops before it, accelerator times 1-10, CPU times 4x those, transfer
 costs 0.5-5, on 2 accelerators and 2 CPU cores. Recorded per size: the whole `devplace place`
-call for strategy auto (in process: loading, placement and scoring; and as a command, start-up
-included), and per registered placer at the smaller sizes its time and makespan, or why it was
+command for strategy auto (in process: reading, placement, scoring and writing the record, its
+CPU seconds; and as a separate process, start-up included, with its peak memory), and per
+registered placer at the smaller sizes its time and makespan, or why it was
 refused. Wall and CPU seconds are both kept: on a shared machine the CPU time is the steadier
 measure. Writes scaling.json and scaling.md beside this file with the machine, the command, the
 load average and the date.
@@ -16,6 +17,8 @@ load average and the date.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace.autoplacer.command import place_file
+from devplace.autoplacer.command import main as place_command
 from devplace.autoplacer.placers import PLACERS
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.simulator import simulate
@@ -55,16 +58,34 @@ def random_dag(n: int, seed: int = 0) -> dict[str, Any]:
     return {"maxSizePerFPGA": float(n), "maxFPGAs": 2, "maxCPUs": 2, "nodes": nodes, "edges": edges}
 
 
-def time_command(path: Path, budget: float) -> float:
-    """Wall seconds of `devplace place PATH` as a separate process (start-up included)."""
+def time_command(path: Path, budget: float) -> tuple[float, float]:
+    """Wall seconds and peak memory (MB) of `devplace place PATH` as a separate process
+    (start-up included)."""
     t0 = time.perf_counter()
-    subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "devplace", "place", str(path), "--budget", str(budget)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    return time.perf_counter() - t0
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as child:
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise RuntimeError(f"devplace place {path} failed ({child.returncode})")
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024
+
+
+def place_in_process(path: Path, budget: float) -> dict[str, Any]:
+    """The whole `devplace place PATH -o OUT` in this process (reading, placing, scoring,
+    writing the record): its result record with the command's CPU seconds."""
+    out = path.with_suffix(".placed.json")
+    c0 = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        status = place_command([str(path), "--budget", str(budget), "-o", str(out)])
+    cpu = time.process_time() - c0
+    if status:
+        raise RuntimeError(f"devplace place {path} failed ({status})")
+    result = json.loads(out.read_text())
+    return {**result, "command_cpu_seconds": cpu}
 
 
 def per_placer(path: Path, budget: float) -> dict[str, dict[str, Any]]:
@@ -103,16 +124,20 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         "## `devplace place` with strategy auto",
         "",
-        "| ops | edges | in process (s) | CPU (s) | placement (s) | placement CPU (s) | "
-        "as a command (s) | chosen | makespan | lower bound |",
+        "In process: the whole command (`devplace place DAG.json -o OUT.json`: reading, "
+        "placing, scoring, writing) run in this process, its CPU seconds; placement: the "
+        "placer alone; as a command: a separate process, start-up included, with its peak "
+        "memory (maximum resident set).",
+        "",
+        "| ops | edges | in process CPU (s) | placement (s) | placement CPU (s) | "
+        "as a command (s) | its memory (MB) | chosen | makespan | lower bound |",
         "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for row in record["auto"]:
         lines.append(
-            f"| {row['ops']:,} | {row['edges']:,} | {row['total_seconds']:.2f} | "
-            f"{row['cpu_seconds']:.2f} | {row['seconds']:.2f} | "
-            f"{row['placement_cpu_seconds']:.2f} | {row['command_seconds']:.2f} | "
-            f"{row['chosen']} | "
+            f"| {row['ops']:,} | {row['edges']:,} | {row['cpu_seconds']:.2f} | "
+            f"{row['seconds']:.2f} | {row['placement_cpu_seconds']:.2f} | "
+            f"{row['command_seconds']:.2f} | {row['command_mb']:,.0f} | {row['chosen']} | "
             f"{row['makespan']:.6g} | {row['lower_bound']:.6g} |"
         )
     sizes = list(record["placers"])
@@ -150,7 +175,9 @@ def fmt_load(load: tuple[float, float, float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000, 100000])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[1000, 5000, 20000, 100000, 1000000]
+    )
     parser.add_argument("--placer-sizes", type=int, nargs="+", default=[1000, 5000, 20000])
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S)
     parser.add_argument("--out", default=str(HERE / "scaling"), help="output path stem")
@@ -171,17 +198,18 @@ def main() -> None:
             path = Path(tmp) / f"dag{n}.json"
             path.write_text(json.dumps(data))
             if n in args.sizes:
-                c0 = time.process_time()
-                result = place_file(str(path), "auto", args.budget)
+                result = place_in_process(path, args.budget)
                 row = {k: v for k, v in result.items() if k != "assignment"}
+                command_seconds, command_mb = time_command(path, args.budget)
                 row.update(
                     edges=len(data["edges"]),
                     placement_cpu_seconds=row.pop("cpu_seconds"),
-                    cpu_seconds=time.process_time() - c0,
-                    command_seconds=time_command(path, args.budget),
+                    cpu_seconds=row.pop("command_cpu_seconds"),
+                    command_seconds=command_seconds,
+                    command_mb=command_mb,
                 )
                 record["auto"].append(row)
-                print(f"{n} ops: auto {row['total_seconds']:.2f} s in process", flush=True)
+                print(f"{n} ops: the command {row['cpu_seconds']:.2f} s CPU in process", flush=True)
             if n in args.placer_sizes:
                 record["placers"][n] = per_placer(path, args.budget)
     record["load_after"] = os.getloadavg()

@@ -1,23 +1,28 @@
 """Placement across servers, measured: single tasks, splits by hand, round robin, HEFT and
-autoplace with its default settings.
+autoplace with its default settings, in several runs in a row.
 
-    .venv/bin/python benchmarks/placement/servers.py [--tasks 2] [--cores-per-task 1] [--json]
+    .venv/bin/python benchmarks/placement/servers.py --tasks 2 --cores-per-task 1 [--repeat 3]
+        [--json]
 
-Starts a `LocalCluster` of `--tasks` worker tasks (each pinned to its own `--cores-per-task`
-cores when given; the client, this process, and the cluster's forwarder then run on task 0's
-cores), the client talking to task 0. For each graph: `autoplace(fetch, tasks' CPUs,
-session=sess, feed=feed)` as a user calls it (it profiles the graph on each task, measures
-the link between the tasks and the servers' constants, places, and verifies a split against
-every single task: `autoplacer.verify`); its model (`AutoPlacement.problem`) then predicts
-every other placement: each single task, the split by hand (`BY_HAND`), round robin and HEFT.
-All are measured (median over `--rounds` interleaved rounds of the median of `--runs` steps
-in a fresh session). Graphs: `WIDE_MODELS` of models.py (a one-task step of 20 ms or more,
-where a split pays), the three models of `MODELS` and the seeds' colocate graph (small: a
-split does not pay, and autoplace must not lose there). Prints and writes servers.json and
-servers.md beside this file: per graph the speed-ups over the best single task (by hand, and
-autoplace with its ratio to the hand split's), the Spearman rank correlation of predicted
-against measured step times over the distinct placements measured, and the prediction errors
-on the wide graphs, each judged against issue 30's targets.
+The record of servers.md is that command (three runs in a row, about 3 minutes a run on a
+quiet 2-core machine). Each run starts a `LocalCluster` of `--tasks` worker tasks (each
+pinned to its own `--cores-per-task` cores when given; the client, this process, and the
+cluster's forwarder then run on task 0's cores), the client talking to task 0. For each
+graph: `autoplace(fetch, tasks' CPUs, session=sess, feed=feed)` as a user calls it (it
+profiles the graph on each task, measures the link between the tasks and the servers'
+constants, places, and verifies a split against every single task: `autoplacer.verify`);
+its model (`AutoPlacement.problem`) then predicts every other placement: each single task,
+the split by hand (`BY_HAND`), round robin and HEFT. All are measured (median over
+`--rounds` interleaved rounds of the median of `--runs` steps in a fresh session). Graphs:
+`WIDE_MODELS` of models.py (a one-task step of 20 ms or more, where a split pays: four
+branches, two towers, branches of unequal depth, a wide layer before a narrow chain, two
+diamonds), the three models of `MODELS` and the seeds' colocate graph (small: a split does
+not pay, and autoplace must not lose there). Prints and writes servers.json and servers.md
+beside this file: the runs side by side (per graph autoplace's pick, its speed-up over the
+best single task, the hand split's, and its prediction's error, with each run's load
+average), then per run every placement's row, the Spearman rank correlation of predicted
+against measured step times over the distinct placements measured, and the targets of
+issues 30 and 39.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,17 +77,28 @@ def towers_apart(ops: list[Any]) -> list[int]:
     return [int(seen[op.name] == {"tower1"}) for op in ops]
 
 
-def branches_paired(ops: list[Any]) -> list[int]:
-    """four_branches split by hand: branches 0 and 3 (9 + 5 layers) on task 1, branches 1
-    and 2 (7 + 6) with the fed input and the join on task 0, whose core the client shares."""
-    return [int(op.name.split("/")[0] in ("b0", "b3")) for op in ops]
+def scopes_apart(*scopes: str) -> Callable[[list[Any]], list[int]]:
+    """A split by hand: the ops under the top name scopes `scopes` on task 1, the rest (the
+    fed input, the joins and what follows them) on task 0, whose core the client shares."""
 
+    def split(ops: list[Any]) -> list[int]:
+        return [int(op.name.split("/")[0] in scopes) for op in ops]
+
+    return split
+
+
+#: four_branches split by hand: branches 0 and 3 (9 + 5 layers) on task 1, 1 and 2 (7 + 6)
+#: with the fed input and the join on task 0.
+branches_paired = scopes_apart("b0", "b3")
 
 #: Placements made by hand for a graph, as (label, ops -> device index per op).
 BY_HAND = {
     "four_branches": ("branches 0+3 | 1+2 (by hand)", branches_paired),
     "wide_two_tower": ("towers on two tasks (by hand)", towers_apart),
     "two_tower_mlp": ("towers on two tasks (by hand)", towers_apart),
+    "uneven_branches": ("branch 0 | 1+2 (by hand)", scopes_apart("u0")),
+    "wide_then_narrow": ("branches 0+1 | 2+3 and the chain (by hand)", scopes_apart("w0", "w1")),
+    "diamond": ("paths a | paths b and the joins (by hand)", scopes_apart("d0a", "d1a")),
 }
 
 
@@ -201,6 +218,7 @@ def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
             "best_single_us": best,
             "autoplace": auto["placement"],
             "autoplace_speed_up": best / auto["measured_us"],
+            "autoplace_error": auto["error"],
             "hand_speed_up": best / hand["measured_us"] if hand else None,
             "spearman": rank_correlation(distinct(g["rows"])),
         }
@@ -220,17 +238,19 @@ def summary(graphs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
 def targets(result: dict[str, Any]) -> list[str]:
-    """Issue 30's targets (2 cores, 2 one-core tasks), each with met or not met."""
+    """Issues 30's and 39's targets (2 cores, 2 one-core tasks), each with met or not met."""
     s = result["summary"]
-
-    def met(ok: bool) -> str:
-        return "met" if ok else "NOT met"
-
-    lines = ["Targets (issue 30; 2 cores, 2 one-core tasks):"]
+    met = _met
+    lines = ["Targets (issues 30 and 39; 2 cores, 2 one-core tasks):"]
     for name, g in s["graphs"].items():
         if g["wide"]:
             ratio = g.get("autoplace_over_hand")
+            error = g["autoplace_error"]
             lines.append(
                 f"- {name}: autoplace at least 90% of the hand split's speed-up: "
                 + (
@@ -239,6 +259,7 @@ def targets(result: dict[str, Any]) -> list[str]:
                     if ratio is not None
                     else "no hand split"
                 )
+                + f"; its prediction within 25%: {met(abs(error) <= 0.25)} ({100 * error:+.0f}%)"
             )
         else:
             lines.append(
@@ -268,26 +289,27 @@ def _cell(x: float | None, fmt: str = "{:.2f}") -> str:
     return "–" if x is None else fmt.format(x)
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """servers.md: how it was run, every placement's row, the per-graph summary, targets."""
+HOW = [
+    "Written by `benchmarks/placement/servers.py` (see its docstring). autoplace runs with",
+    "its default settings given the session: it profiles the graph on each task (each",
+    "profile calibrated against its own untraced step), measures the link between the",
+    "tasks (a transfer is work of both tasks' cores, half each), the servers' constants",
+    "(the master's step, its work per further task, how late another task's partition",
+    "starts) and verifies a split against every single task. Its model predicts every",
+    "placement below. The client (this process) and the cluster's forwarder run on task",
+    "0's core. Measured: the median over `--rounds` interleaved rounds of the median of",
+    "`--runs` steps in a fresh session. Error: (predicted - measured) / measured. Each run",
+    "starts its own cluster and builds every graph afresh (nothing is cached between runs).",
+]
+
+
+def run_markdown(result: dict[str, Any], explain: bool) -> list[str]:
+    """One run's lines: every placement's row, the per-graph summary, the targets and (with
+    `explain`) what autoplace said per graph."""
     s = result["summary"]
     lines = [
-        "# Placement across servers (measured)",
-        "",
-        "Written by `benchmarks/placement/servers.py` (see its docstring). autoplace runs with",
-        "its default settings given the session: it profiles the graph on each task (each",
-        "profile calibrated against its own untraced step), measures the link between the",
-        "tasks (a transfer is work of both tasks' cores, half each), the servers' constants",
-        "(the master's step, its work per further task, how late another task's partition",
-        "starts) and verifies a split against every single task. Its model predicts every",
-        "placement below. The client (this process) and the cluster's forwarder run on task",
-        "0's core. Measured: the median over `--rounds` interleaved rounds of the median of",
-        "`--runs` steps in a fresh session. Error: (predicted - measured) / measured.",
-        "",
-        f"`{result['command']}`, {result['date']}, {result['machine']}; load average "
-        f"{result['load_before']} before, {result['load_after']} after; {result['seconds']:.0f} s.",
-        f"{result['tasks']} worker tasks, cores per task: {result['cores_per_task']} "
-        f"({result['cores']}); the client talks to task 0.",
+        f"Started {result['date']}; load average {result['load_before']} before, "
+        f"{result['load_after']} after; {result['seconds']:.0f} s.",
         "",
         "| graph | ops | placement | predicted µs | measured µs | error |",
         "|---|---:|---|---:|---:|---:|",
@@ -322,57 +344,128 @@ def markdown(result: dict[str, Any]) -> str:
         f"{100 * s['max_abs_error_wide']:.1f}%.",
         "",
         *targets(result),
-        "What autoplace said (`explain()`), per graph:",
+    ]
+    if explain:
+        lines += ["What autoplace said (`explain()`), per graph:", ""]
+        for g in result["graphs"]:
+            lines += [f"{g['graph']}:", "", "```text", g["explain"], "```", ""]
+    return lines
+
+
+def steadiness(runs: list[dict[str, Any]]) -> list[str]:
+    """Per graph and run: autoplace's pick, its speed-up over the best single task, the hand
+    split's, their ratio and the pick's prediction error, with each run's load average;
+    then whether issue 39's targets held in every run."""
+    lines = [
+        "| graph | run | load before | autoplace's pick | autoplace | hand split "
+        "| autoplace / hand | pick's error |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for name in runs[0]["summary"]["graphs"]:
+        for k, run in enumerate(runs, 1):
+            v = run["summary"]["graphs"][name]
+            pick = v["autoplace"].removeprefix("autoplace (").removesuffix(")")
+            lines.append(
+                f"| {name} | {k} | {run['load_before'].split()[0]} | {pick} | "
+                f"{v['autoplace_speed_up']:.2f} | {_cell(v['hand_speed_up'])} | "
+                f"{_cell(v.get('autoplace_over_hand'), '{:.0%}')} | "
+                f"{100 * v['autoplace_error']:+.0f}% |"
+            )
+    graphs = [v for run in runs for v in run["summary"]["graphs"].values()]
+    wide = [v for v in graphs if v["wide"]]
+    hand = [v["autoplace_over_hand"] for v in wide if "autoplace_over_hand" in v]
+    small = [v["autoplace_speed_up"] for v in graphs if not v["wide"]]
+    errors = [abs(v["autoplace_error"]) for v in wide]
+    return [
+        *lines,
+        "",
+        f"Issue 39's targets over all {len(runs)} runs:",
+        f"- every wide graph: autoplace at least 90% of the hand split's speed-up: "
+        f"{_met(min(hand, default=1.0) >= 0.9)} (least {min(hand, default=1.0):.0%}); its "
+        f"prediction within 25%: {_met(max(errors, default=0.0) <= 0.25)} (worst "
+        f"{100 * max(errors, default=0.0):.0f}%)",
+        f"- every small graph: at least 0.95x the best single task: "
+        f"{_met(min(small, default=1.0) >= 0.95)} (least {min(small, default=1.0):.2f}x)",
         "",
     ]
-    for g in result["graphs"]:
-        lines += [f"{g['graph']}:", "", "```text", g["explain"], "```", ""]
-    return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; write servers.json and servers.md."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=2)
-    parser.add_argument("--cores-per-task", type=int, default=None)
-    parser.add_argument("--runs", type=int, default=10, help="steps per measurement")
-    parser.add_argument("--budget", type=float, default=0.8, help="seconds per placement")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved measuring rounds")
-    parser.add_argument("--graphs", nargs="*", default=list(GRAPHS), choices=list(GRAPHS))
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args(argv)
+def markdown(record: dict[str, Any]) -> str:
+    """servers.md: how it was run, the runs side by side, then each run in full (autoplace's
+    `explain()` for the last)."""
+    runs = record["runs"]
+    lines = [
+        "# Placement across servers (measured)",
+        "",
+        *HOW,
+        "",
+        f"`{record['command']}`, {record['date']}, {record['machine']}; {len(runs)} runs in a "
+        f"row, {record['seconds']:.0f} s in all. {record['tasks']} worker tasks, cores per "
+        f"task: {record['cores_per_task']}; the client talks to task 0.",
+        "",
+        "## The runs side by side",
+        "",
+        *steadiness(runs),
+    ]
+    for k, run in enumerate(runs, 1):
+        lines += ["", f"## Run {k}", "", *run_markdown(run, explain=k == len(runs))]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def run_once(args: argparse.Namespace) -> dict[str, Any]:
+    """One run of the benchmark on a cluster of its own: every graph, and the summary."""
     t0 = time.perf_counter()
     load_before = os.getloadavg()
     with dp.LocalCluster(ps=0, workers=args.tasks, cores_per_task=args.cores_per_task) as cluster:
         tasks = [f"/job:worker/task:{i}" for i in range(args.tasks)]
         if cluster.cores:
             pin_client(cluster)
-        cores = {
-            f"/job:{r.split('/')[0]}/task:{r.split('/')[1]}": len(c)
-            for r, c in cluster.cores.items()
-        }
         graphs = []
         for g in args.graphs:
             graphs.append(one_graph(cluster, g, tasks, args.runs, args.budget, args.rounds))
             print(f"{g}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     result = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_before": " ".join(f"{x:.2f}" for x in load_before),
+        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "graphs": graphs,
+        "seconds": time.perf_counter() - t0,
+    }
+    result["summary"] = summary(graphs)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark `--repeat` times in a row; write servers.json and servers.md."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument("--cores-per-task", type=int, default=None)
+    parser.add_argument("--runs", type=int, default=10, help="steps per measurement")
+    parser.add_argument("--budget", type=float, default=0.8, help="seconds per placement")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved measuring rounds")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the whole benchmark")
+    parser.add_argument("--graphs", nargs="*", default=list(GRAPHS), choices=list(GRAPHS))
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    runs = []
+    for k in range(args.repeat):
+        print(f"run {k + 1} of {args.repeat}", file=sys.stderr, flush=True)
+        runs.append(run_once(args))
+    record = {
         "command": "benchmarks/placement/servers.py "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {platform.system()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
-        "load_before": " ".join(f"{x:.2f}" for x in load_before),
-        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "tasks": args.tasks,
         "cores_per_task": args.cores_per_task,
-        "cores": cores,
-        "graphs": graphs,
+        "runs": runs,
         "seconds": time.perf_counter() - t0,
     }
-    result["summary"] = summary(graphs)
-    (HERE / "servers.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
-    (HERE / "servers.md").write_text(markdown(result))
-    print(json.dumps(result, indent=1, default=str) if args.json else markdown(result))
+    (HERE / "servers.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    (HERE / "servers.md").write_text(markdown(record))
+    print(json.dumps(record, indent=1, default=str) if args.json else markdown(record))
     return 0
 
 

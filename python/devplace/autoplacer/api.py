@@ -248,10 +248,13 @@ def _to_verify(
     choice: Choice,
     singles: dict[str, np.ndarray],
 ) -> dict[str, np.ndarray]:
-    """What verify measures: the pick and the best other placers' (`count` in all), auto's
-    other result when the pick is auto's own (`Choice.runner_up`), every single device."""
+    """What verify measures: the pick and the best other placers' (`count` in all), both of
+    auto's results (`Choice.placer`'s, also when the pick fell back to a single device, and
+    `Choice.runner_up`: so the units' exact solution is always measured), every single
+    device. In that order, which `verify.decide` follows between candidates measured alike."""
     candidates = _candidates(problem, assignment, label, count)
-    if choice.runner_up is not None and label == choice.placer:
+    candidates.setdefault(choice.placer, choice.assignment)
+    if choice.runner_up is not None:
         candidates.setdefault(*choice.runner_up)
     return {**candidates, **singles}
 
@@ -331,8 +334,9 @@ def autoplace(
     `session` and `verify=N`, the `N` best candidates, auto's other result and every single
     device are measured (`runs` steps each, `feed` fed, fresh sessions, interleaved rounds)
     and the predicted-best single device is kept unless a candidate was significantly
-    faster (`autoplacer.verify`). `verify=None` (default): with `session`, a pick spread
-    over several devices is verified so (as `verify=1`); else nothing is measured.
+    faster (`autoplacer.verify`). `verify=None` (default): with `session`, when the placer's
+    own result is spread over several devices (even if predicted slower than one device), it
+    is verified so (as `verify=1`); else nothing is measured.
     `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
@@ -352,8 +356,8 @@ def autoplace(
     if strategy == "auto":
         assignment, label = _not_slower_than_one_device(problem, assignment, label, singles)
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
-    if verify is None:
-        verify = int(session is not None and len(set(assignment.tolist())) > 1)
+    if verify is None:  # auto's own result a split: measure it, even if predicted slower
+        verify = int(session is not None and len(set(choice.assignment.tolist())) > 1)
     if verify:
         candidates = _to_verify(problem, assignment, label, verify, choice, singles)
         measure = _measurer(session, fetches, feed, ops, runs)

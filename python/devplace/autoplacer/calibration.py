@@ -35,7 +35,7 @@ def _shifted(
     return out
 
 
-def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -> Problem:
+def _calibrated(problem: Problem, device: int, columns: list[int], step_us: float) -> Problem:
     """`problem` with the per-op offset on `columns` that makes everything-on-`device` take
     `step_us` (recorded in `op_offsets`). The offset goes no lower than minus the 10th
     percentile of the profiled op times: a profile slower than that (traced while the
@@ -78,7 +78,7 @@ def _offset(problem: Problem, device: int, columns: list[int], step_us: float) -
 
 def calibrate(problem: Problem, profiles: DeviceProfiles | None) -> Problem:
     """`problem` with each measured profile's per-op offset added to the devices using it
-    (`Problem.op_offsets` says which; `_offset` for a step shorter than the fixed costs);
+    (`Problem.op_offsets` says which; `_calibrated` for a step shorter than the fixed costs);
     unchanged without profiles or measured steps.
 
     A profile is calibrated only when its profiled device is one of the problem's (its
@@ -90,5 +90,5 @@ def calibrate(problem: Problem, profiles: DeviceProfiles | None) -> Problem:
     for profiled, step_us in profiles.steps.items():
         if profiled in names:
             columns = [j for j, x in enumerate(names) if profiles.profile_of(x) == profiled]
-            problem = _offset(problem, names.index(profiled), columns, step_us)
+            problem = _calibrated(problem, names.index(profiled), columns, step_us)
     return problem

@@ -67,7 +67,7 @@ class _Units:
             self.succs[b].add(s)
         self.preds[a], self.succs[a] = set(), set()
 
-    def mergeable(self, a: int, limit: float) -> int | None:
+    def merge_target(self, a: int, limit: float) -> int | None:
         """The unit `a` should join under the chain or feeder rule, or None."""
         if len(self.succs[a]) != 1:
             return None
@@ -100,7 +100,7 @@ def units(problem: Problem) -> np.ndarray:
         a = stack.pop()
         if state.find(a) != a:
             continue
-        b = state.mergeable(a, limit)
+        b = state.merge_target(a, limit)
         if b is None:
             continue
         state.merge(a, b)

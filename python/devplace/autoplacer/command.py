@@ -43,7 +43,7 @@ def place_file(path: str, strategy: str = "auto", budget_s: float | None = None)
     t0, c0 = time.perf_counter(), time.process_time()
     choice = choose(problem, strategy, DEFAULT_BUDGET_S if budget_s is None else budget_s)
     seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
-    schedule = simulate(problem, choice.assignment)
+    schedule = choice.schedule or simulate(problem, choice.assignment)
     names = [dev.name for dev in problem.devices]
     return {
         "assignment": {

@@ -16,7 +16,12 @@ from devplace.autoplacer.timing import step_time_us
 from devplace.devices import canonical_device, matches, parse_device
 from devplace.errors import DevplaceWarning
 
-__all__ = ["profile_devices", "profiled_cost"]
+__all__ = ["PROFILE_REPEAT", "profile_devices", "profiled_cost"]
+
+#: Traced steps per device profile (each op's time their median; the untraced step that
+#: calibrates it is the median of three times as many): more runs per median, so a burst of
+#: load on a shared machine moves a task's profile, and with it the pick, less (was 7).
+PROFILE_REPEAT = 11
 
 #: Per graph: (target, devices, fetched ops, fed names) -> the profiles and server facts
 #: measured for them (`CostModel` fields).
@@ -113,7 +118,7 @@ def profile_devices(
     fetches: Any,
     devices: Sequence[str] = ("/device:CPU:0", "/device:GPU:0"),
     feed: Any = None,
-    repeat: int = 7,
+    repeat: int = PROFILE_REPEAT,
     cores: Mapping[str, int] | None = None,
     soft: bool = False,
 ) -> DeviceProfiles:

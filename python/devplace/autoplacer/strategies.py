@@ -12,7 +12,7 @@ from devplace.autoplacer.graph import AutoPlacementError, Problem
 from devplace.autoplacer.placers import DEFAULT_BUDGET_S, PLACERS
 from devplace.autoplacer.placers.exhaustive import exhaustive
 from devplace.autoplacer.placers.search import MAX_BUDGET_S, check_budget, run_search
-from devplace.autoplacer.simulator import simulate
+from devplace.autoplacer.simulator import Schedule, simulate
 
 __all__ = ["MAX_BUDGET_S", "STRATEGIES", "UNIT_MARGIN", "Choice", "choose", "place"]
 
@@ -32,13 +32,15 @@ class Choice:
     were not used, and whether an exact placer proved it optimal (False: one ran out of
     budget; None: no exact placer ran). `runner_up`: (label, assignment) of the other of
     `auto`'s two results, on the units and on the ops, when they differ (verify measures
-    both)."""
+    both). `schedule`: the assignment's simulated schedule when the search kept it (None:
+    simulate it)."""
 
     assignment: np.ndarray
     placer: str
     skipped: dict[str, str] = field(default_factory=dict)
     optimal: bool | None = None
     runner_up: tuple[str, np.ndarray] | None = None
+    schedule: Schedule | None = None
 
 
 def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_BUDGET_S) -> Choice:
@@ -96,7 +98,9 @@ def _auto(problem: Problem, budget_s: float, start: np.ndarray | None = None) ->
     deadline = time.perf_counter() + budget_s
     refusal = PLACERS["exhaustive"].refusal(problem)
     found = run_search(problem, budget_s if refusal else budget_s / 8, start=start)
-    searched = Choice(found.assignment, f"search (from {found.start})", found.skipped)
+    searched = Choice(
+        found.assignment, f"search (from {found.start})", found.skipped, schedule=found.schedule
+    )
     if refusal is not None:
         searched.skipped["exhaustive"] = refusal
         return searched

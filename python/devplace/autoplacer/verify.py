@@ -4,8 +4,11 @@ rounds while the evidence is still open, and the decision with its spread and re
 
 A candidate replaces the incumbent only when it was faster in enough paired rounds that the
 one-sided sign test puts chance below `SIGNIFICANCE` (5 of 5, 7 of 8, 9 of 11 ...) and its
-median is lower; among such candidates the least median wins. Rounds are paired because
-they are interleaved: a burst of load slows every placement of its round alike.
+median is lower; among such candidates, those within `TIE` of the least median are measured
+alike, and the first of them in the candidates' order (the pick, then by prediction) wins:
+which of two placements measured alike was a few per cent faster is noise, and choosing by
+it made the same program return different placements run after run. Rounds are paired
+because they are interleaved: a burst of load slows every placement of its round alike.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from devplace.autoplacer.timing import measure_in_rounds
 __all__ = [
     "MAX_VERIFY_ROUNDS",
     "SIGNIFICANCE",
+    "TIE",
     "VERIFY_ROUNDS",
     "Verdict",
     "decide",
@@ -36,6 +40,8 @@ VERIFY_ROUNDS = 5
 MAX_VERIFY_ROUNDS = 11
 #: The chance (one-sided sign test) below which a candidate's wins count as evidence.
 SIGNIFICANCE = 0.05
+#: Medians within this share of the least are alike: measurement noise, not a difference.
+TIE = 0.05
 
 
 def sign_test(times: Sequence[float], base: Sequence[float]) -> float:
@@ -46,21 +52,21 @@ def sign_test(times: Sequence[float], base: Sequence[float]) -> float:
 
 
 def decide(rounds: Mapping[str, Sequence[float]], incumbent: str) -> tuple[str, dict[str, float]]:
-    """The label to trust and every other label's sign-test chance against `incumbent`: the
-    candidate of least median among those significantly faster (`SIGNIFICANCE`) with a lower
-    median than the incumbent's, else the incumbent."""
+    """The label to trust and every other label's sign-test chance against `incumbent`: among
+    the candidates significantly faster (`SIGNIFICANCE`) with a lower median than the
+    incumbent's, the first (in `rounds`' order) whose median is within `TIE` of their least;
+    else the incumbent."""
     base = rounds[incumbent]
+    median = {k: statistics.median(t) for k, t in rounds.items()}
     chance = {k: sign_test(t, base) for k, t in rounds.items() if k != incumbent}
-    beat = [
-        k
-        for k, p in chance.items()
-        if p <= SIGNIFICANCE and statistics.median(rounds[k]) < statistics.median(base)
-    ]
-    best = min(beat, key=lambda k: (statistics.median(rounds[k]), k), default=incumbent)
-    return best, chance
+    beat = [k for k, p in chance.items() if p <= SIGNIFICANCE and median[k] < median[incumbent]]
+    if not beat:
+        return incumbent, chance
+    least = min(median[k] for k in beat)
+    return next(k for k in beat if median[k] <= least * (1 + TIE)), chance
 
 
-def _open(rounds: Mapping[str, Sequence[float]], incumbent: str, left: int) -> bool:
+def _evidence_open(rounds: Mapping[str, Sequence[float]], incumbent: str, left: int) -> bool:
     """True when some candidate faster by median than `incumbent` but not yet significantly
     could still be, were it faster in each of `left` more rounds."""
     base = rounds[incumbent]
@@ -103,10 +109,16 @@ def _reason(verdict: Verdict) -> str:
     head = f"verify ({n} interleaved rounds, spread {verdict.spread:.2f}x): "
     if verdict.chosen != inc:
         wins = sum(a < b for a, b in zip(r[verdict.chosen], r[inc], strict=True))
+        alike = [
+            f"{k} ({med[k]:.0f} µs)"
+            for k, p in verdict.chance.items()
+            if p <= SIGNIFICANCE and med[k] < med[verdict.chosen]
+        ]
         return head + (
             f"chose {verdict.chosen} ({med[verdict.chosen]:.0f} µs median, faster than "
             f"{inc} ({med[inc]:.0f} µs) in {wins} of {n} rounds, chance "
             f"{verdict.chance[verdict.chosen]:.3f})"
+            + (f"; measured alike (within {TIE:.0%}): {', '.join(alike)}" if alike else "")
         )
     faster = [k for k in r if k != inc and med[k] < med[inc]]
     why = (
@@ -127,7 +139,7 @@ def verify_rounds(
     `VERIFY_ROUNDS` interleaved rounds, then one round more at a time while the evidence is
     open, up to `MAX_VERIFY_ROUNDS`; the `Verdict` of `decide`."""
     rounds = measure_in_rounds(placements, measure, VERIFY_ROUNDS)
-    while len(rounds[incumbent]) < MAX_VERIFY_ROUNDS and _open(
+    while len(rounds[incumbent]) < MAX_VERIFY_ROUNDS and _evidence_open(
         rounds, incumbent, MAX_VERIFY_ROUNDS - len(rounds[incumbent])
     ):
         for label, times in measure_in_rounds(placements, measure, 1).items():

@@ -50,9 +50,9 @@ WORKLOAD_DIR = Path(__file__).resolve().parents[1] / "workloads"
 
 #: Limits checked before anything is allocated: file size, nodes, edges, devices, and
 #: nodes x devices (the size of each per-op, per-device cost matrix).
-MAX_WORKLOAD_BYTES = 128 * 2**20
-MAX_NODES = 200_000
-MAX_EDGES = 2_000_000
+MAX_WORKLOAD_BYTES = 512 * 2**20
+MAX_NODES = 2_000_000
+MAX_EDGES = 6_000_000
 MAX_DEVICES = 1_024
 MAX_CELLS = 20_000_000
 
@@ -274,10 +274,35 @@ def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
     )
 
 
+def _rows(ids: list, index: dict[int, int] | None, n: int) -> np.ndarray:
+    """The row of each node id in `ids` (`index`; None: the ids are the rows 0..n-1); a
+    KeyError for an id that is no node's."""
+    if {type(v) for v in ids} - {int}:
+        raise KeyError
+    if index is not None:
+        return np.array([index[v] for v in ids], dtype=np.int64)
+    try:
+        rows = np.array(ids, dtype=np.int64)
+    except OverflowError:
+        raise KeyError from None
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        raise KeyError
+    return rows
+
+
+def _identity(ids: list[int]) -> bool:
+    """True when the node ids are 0..n-1 in file order (rows are ids: no lookup needed)."""
+    try:
+        return bool(np.array_equal(np.array(ids, dtype=np.int64), np.arange(len(ids))))
+    except OverflowError:
+        return False
+
+
 def _edges(
-    check: _Checker, edges: list[dict], index: dict[int, int]
+    check: _Checker, edges: list[dict], index: dict[int, int] | None, n: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Source rows, destination rows and costs of the edges; unknown ids and self-loops named."""
+    """Source rows, destination rows and costs of the edges (`index`: node id -> row; None:
+    ids are rows 0..n-1); unknown ids and self-loops named."""
 
     def where(k: int) -> str:
         return f"edges[{k}]"
@@ -286,11 +311,10 @@ def _edges(
     for key in ("sourceId", "destId"):
         ids = check.column(edges, key, where)
         try:
-            if {type(v) for v in ids} - {int}:
-                raise KeyError
-            ends.append(np.array([index[v] for v in ids], dtype=np.int64))
+            ends.append(_rows(ids, index, n))
         except KeyError:
-            k = next(k for k, v in enumerate(ids) if type(v) is not int or v not in index)
+            known = range(n) if index is None else index
+            k = next(k for k, v in enumerate(ids) if type(v) is not int or v not in known)
             check.fail(f"{where(k)}.{key}", "the id of a node in 'nodes'", _kind(ids[k]))
     loops = np.flatnonzero(ends[0] == ends[1])
     if loops.size:
@@ -350,14 +374,17 @@ def read_workload(path: str | os.PathLike[str]) -> Workload:
         )
     n_acc = sum(dev.kind == "acc" for dev in devices)
     fields = _nodes(check, nodes, n_acc, d)
-    order = sorted(range(n), key=fields.ids.__getitem__)
-    index: dict[int, int] = {}
-    for row, i in enumerate(order):
-        nid = fields.ids[i]
-        if nid in index:
-            check.fail(f"nodes[{i}].id", "ids that differ", f"a second node with id {nid}")
-        index[nid] = row
-    pairs = _edges(check, edges, index)
+    order = list(range(n))
+    index: dict[int, int] | None = None  # ids 0..n-1 in order (as written): rows are ids
+    if not _identity(fields.ids):
+        order.sort(key=fields.ids.__getitem__)
+        index = {}
+        for row, i in enumerate(order):
+            nid = fields.ids[i]
+            if nid in index:
+                check.fail(f"nodes[{i}].id", "ids that differ", f"a second node with id {nid}")
+            index[nid] = row
+    pairs = _edges(check, edges, index, n)
     try:  # what only the whole graph shows: a cycle, a node no device may run
         problem = _problem(path.stem, devices, fields, order, pairs)
     except AutoPlacementError as err:
@@ -394,7 +421,7 @@ def _problem(
         names=[fields.names[i] for i in order],
         devices=devices,
         compute=compute,
-        edges=list(zip(src.tolist(), dst.tolist(), strict=True)),
+        edges=np.column_stack((src, dst)),
         xfer=xfer,
         link_alpha=np.zeros_like(beta),
         link_beta=beta,

@@ -171,12 +171,13 @@ def improve(
 
 @dataclass
 class SearchResult:
-    """What `run_search` found: the assignment, the portfolio member it grew from, and why
-    other members were not tried (name -> reason)."""
+    """What `run_search` found: the assignment, the portfolio member it grew from, why
+    other members were not tried (name -> reason), and its simulated schedule."""
 
     assignment: np.ndarray
     start: str
     skipped: dict[str, str] = field(default_factory=dict)
+    schedule: Schedule | None = None
 
 
 def _starts(
@@ -230,35 +231,36 @@ def run_search(
         starts.sort(key=lambda item: item[0])
     if not starts:
         raise errors[0]
-    best_key, best_a, best_from, _ = starts[0]
+    best_key, best_a, best_from, best = starts[0]
     for _, a, name, known in starts:  # every distinct start, best first, while time lasts
         left = deadline - time.perf_counter()
         if left <= 0:
             break
         a, s = improve(problem, a, left, known)
         if _score(problem, s) < best_key:
-            best_key, best_a, best_from = _score(problem, s), a, name
-    best_key, best_a = _walk(problem, best_a, best_key, deadline, seed)
+            best_key, best_a, best_from, best = _score(problem, s), a, name, s
+    best_key, best_a, best = _walk(problem, best_a, best_key, best, deadline, seed)
     if best_key[0] > 0:
         if errors:
             raise errors[0]
         raise InfeasibleError(
             f"no placement of problem {problem.name!r} found within the memory caps: "
-            f"{simulate(problem, best_a).violations}; hint: add devices or memory"
+            f"{best.violations}; hint: add devices or memory"
         )
-    return SearchResult(best_a, best_from, skipped)
+    return SearchResult(best_a, best_from, skipped, best)
 
 
 def _walk(
     problem: Problem,
     best_a: np.ndarray,
     best_key: tuple[float, float],
+    best: Schedule,
     deadline: float,
     seed: int,
-) -> tuple[tuple[float, float], np.ndarray]:
+) -> tuple[tuple[float, float], np.ndarray, Schedule]:
     """Iterated local search until the deadline: kick the current solution, improve it, and
     move on if the new local optimum is feasible and within WALK of the best (a random walk
-    over near-optimal plateaus); returns the best key and assignment seen."""
+    over near-optimal plateaus); returns the best key, assignment and schedule seen."""
     rng = np.random.default_rng(seed)
     state = Assigner(problem)
     n_groups = len(state.members)
@@ -272,10 +274,10 @@ def _walk(
         a, s = improve(problem, trial, deadline - time.perf_counter())
         key = _score(problem, s)
         if key < best_key:
-            best_key, best_a = key, a
+            best_key, best_a, best = key, a, s
         if key[0] <= current_key[0] and key[1] <= best_key[1] * (1 + WALK):
             current_a, current_key = a, key
-    return best_key, best_a
+    return best_key, best_a, best
 
 
 def search(problem: Problem, budget_s: float = DEFAULT_BUDGET_S, seed: int = 0) -> np.ndarray:
