@@ -25,6 +25,7 @@ from typing import Any
 from devplace._tf import tf, timeline
 from devplace.devices import split_lane
 from devplace.errors import Error
+from devplace.feeds import accepts_feed_dict
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
@@ -288,6 +289,7 @@ def _fetch(
     return Fetch(tensor, device, _tensor_bytes(graph, tensor, sizes))
 
 
+@accepts_feed_dict
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
     """Run `fetches` once and report where every op ran and what crossed devices."""
     check_session("placement", sess)
