@@ -53,6 +53,18 @@ def test_profile_devices_and_autoplace_feed_the_session(doubled):
     assert set(p.devices.values()) == {"/device:CPU:0"} and p.measured
 
 
+def test_fed_placeholders_are_not_reported_as_optimized_away():
+    x = dp.placeholder(tf.float32, [], name="X")
+    training = dp.placeholder(tf.bool, [], name="training")
+    hidden = 3.0 * x  # fed too: its own op does not run
+    y = tf.where(training, hidden, -hidden)
+    report = dp.placement(dp.Session(), y, feed_dict={x: 2.0, training: True, hidden: 5.0})
+    assert report.optimized_away == []
+    assert {op.name for op in report.ops}.isdisjoint({"X", "training", "mul"})
+    with pytest.raises(KeyError, match="no op named 'X' ran"):
+        report.actual("X")
+
+
 def test_an_unfed_placeholder_still_fails_as_in_tensorflow(doubled):
     _, y, sess = doubled
     with pytest.raises(tf.errors.InvalidArgumentError, match="x"):
