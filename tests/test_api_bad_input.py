@@ -120,7 +120,8 @@ BAD_INPUT = [
     ),
     # Device strings and scopes.
     ("cpu(10**30)", lambda: dp.cpu(10**30), ValueError, f"/cpu:{10**30}"),
-    ("gpu('0')", lambda: dp.gpu("0"), ValueError, "/gpu:0"),
+    ("gpu('0')", lambda: dp.gpu("0"), TypeError, ("gpu: i must be an integer", "'0'", "gpu(0)")),
+    ("cpu('/cpu:1')", lambda: dp.cpu("/cpu:1"), TypeError, ("'/cpu:1'", "dp.device('/cpu:1')")),
     ("huge index", lambda: dp.canonical_device("/cpu:" + "9" * 40), ValueError, "9" * 40),
     ("long job", lambda: dp.canonical_device("/job:" + "a" * 10000), ValueError, "'/job:aaa"),
     ("' / '", lambda: dp.canonical_device(" / "), ValueError, "' / '"),

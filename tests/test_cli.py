@@ -66,8 +66,8 @@ def test_show_draws_the_trace_and_prints_its_devices(traces, tmp_path, capsys):
     text = capsys.readouterr().out
     trace = read_trace(traces[0])
     for device in ("/device:CPU:0", "/device:CPU:1"):
-        count = sum(op.device == device for op in trace.ops)
-        assert f"{device}: {count} ops" in text
+        count = sum(op.device == device for op in trace.graph_ops)
+        assert f"{device}: {count} op" in text
     assert {op.name: op.device for op in trace.ops}["y"] == "/device:CPU:1"
     assert "cross-device transfers: 1 (1.6 KiB)" in text
     assert "fetched to the client: 1 tensor, 4 bytes, from /device:CPU:0" in text
@@ -220,6 +220,26 @@ def test_demo_into_a_file_fails_with_a_message(tmp_path, capsys):
     taken.write_text("")
     assert main(["demo", "--out", str(taken)]) == 1
     assert "is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["demo", "--output", "d2"], ("devplace demo: error", "--output: did you mean --out?")),
+        (["profile", "show", "t.json", "-o", "t.png", "--tittle", "x"], ("did you mean --title?",)),
+        (["demo", "extra"], ("devplace demo: error: unrecognized arguments: extra",)),
+    ],
+)
+def test_an_unknown_option_is_refused_by_its_command_naming_the_closest(
+    argv, names, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert all(name in err for name in names), err
+    assert not list(tmp_path.iterdir())  # nothing run, nothing written
 
 
 def test_console_script_runs(traces, tmp_path):

@@ -8,13 +8,14 @@ stay on CPU:0 (5 / 16 and 2 / 8).
 """
 
 import json
+import re
 
 import matplotlib.image
 import pytest
 from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU
 
 from devplace.comparison import LOGICAL_CPU_CAVEAT
-from devplace.demo import device_mapping, gradient_pairs, run_demo
+from devplace.demo import device_mapping, gradient_ops, gradient_pairs, run_demo
 from devplace.trace import read_trace
 
 SEED_GPU = GPUS[0] if HAS_GPU else "/device:CPU:1"
@@ -90,6 +91,32 @@ def test_output_says_what_was_mapped_and_prints_both_placements(demo):
     else:
         assert "the seeds' /device:GPU:0 is mapped onto logical /device:CPU:1" in text
         assert " ".join(LOGICAL_CPU_CAVEAT.split()[:6]) in text
+
+
+def test_each_count_is_one_count_in_the_text_the_table_and_the_picture(demo):
+    out, result, text = demo
+    traced = read_trace(out / "true.json")
+    # the devices line names the devices the runs used, the ones the traces show
+    assert f"devices the demo's sessions see: {', '.join(traced.devices)}" in text
+    assert result.session_devices == traced.devices
+    for colocate, name in ((True, "true.json"), (False, "false.json")):
+        report, trace = result.runs[colocate].report, read_trace(out / name)
+        summary = result.comparison.a if colocate else result.comparison.b
+        # "ops" in the comparison and the picture count the table's rows (the graph's ops)
+        assert summary.op_count == len(report.ops) == len(trace.graph_ops)
+        assert sum(summary.op_counts.values()) == len(report.ops)
+        # gradient ops: the picture hatches every op under gradients/, the text counts the same
+        drawn = sum(op.name.startswith("gradients/") for op in trace.graph_ops)
+        pairs = gradient_pairs(report)
+        assert drawn == len(gradient_ops(report)) > len(pairs) == 5
+        colocated = result.runs[colocate].colocated_gradients
+        assert (
+            f"gradient ops: {drawn}, of which 5 differentiate a forward op and {colocated}/5 "
+            "ran on its device" in text
+        )
+        assert not report.optimized_away  # nothing fed, nothing folded (optimize=False)
+    counts = [len(result.runs[c].report.ops) for c in (True, False)]
+    assert re.search(rf"^ops +{counts[0]} +{counts[1]}$", text, re.MULTILINE)
 
 
 def test_real_gpus_are_used_as_they_are():

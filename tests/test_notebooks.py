@@ -106,7 +106,9 @@ def test_colocate_notebook(tmp_path):
     ]
     comparison = next(h for h in html if "colocate=true vs colocate=false" in h)
     assert "cross-device transfers" in comparison
-    assert (tmp_path / "true.json").exists() and (tmp_path / "false.json").exists()
+    # the traces went to a folder of the kernel's own (the saved one read back above), none
+    # beside the notebook, where a user's run would leave them in the repository
+    assert not list(tmp_path.glob("*.json"))
 
 
 def test_tf1_chapter12_notebook(tmp_path):

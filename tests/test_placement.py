@@ -28,10 +28,15 @@ def test_cpu_and_gpu_scopes_default_to_index_zero():
     assert (a.device, b.device, c.device) == ("/device:CPU:0", "/device:GPU:0", "/device:CPU:2")
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "0", True, None, MAX_INDEX + 1, 10**30])
-def test_scope_index_must_be_an_integer_up_to_the_stated_maximum(bad):
-    with pytest.raises(dp.DeviceSpecError, match=f"integer index from 0 to {MAX_INDEX}"):
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [(-1, dp.DeviceSpecError), (MAX_INDEX + 1, dp.DeviceSpecError), (10**30, dp.DeviceSpecError)]
+    + [(bad, TypeError) for bad in (1.5, "0", True, None)],
+)
+def test_scope_index_must_be_an_integer_up_to_the_stated_maximum(bad, error):
+    with pytest.raises(error, match=f"integer index from 0 to {MAX_INDEX}") as raised:
         dp.gpu(bad)
+    assert repr(bad) in str(raised.value)  # the input as given, not a device string made of it
 
 
 def test_inner_scope_wins_and_partial_specs_merge():

@@ -115,7 +115,7 @@ def test_saved_profile_shows_its_timeline(session, tmp_path):
     bundle = trace._repr_mimebundle_()
     assert Image.open(io.BytesIO(bundle["image/png"])).width > 500
     assert "run.json" in bundle["image/svg+xml"]  # titled by its file
-    assert bundle["text/plain"].startswith(f"Trace: {len(trace.ops)} ops on 2 devices")
+    assert bundle["text/plain"].startswith(f"Trace: {len(trace.graph_ops)} ops on 2 devices")
 
 
 def test_comparison_html_has_the_rows_of_its_table(session, tmp_path):

@@ -32,7 +32,7 @@ CPU0, GPU0 = "/device:CPU:0", "/device:GPU:0"
 
 H100 = {
     "seed-colocate-true.json": {
-        "ops": {CPU0: 11, GPU0: 5},
+        "ops": {CPU0: 9, GPU0: 4},  # the graph's 13, without the runtime's 3
         "busy": {CPU0: 174.0, GPU0: 118_958.0},
         "kernels": (4, 4.0),
         "copies": ({"H2D": 3, "D2H": 2}, 2.0),
@@ -40,7 +40,7 @@ H100 = {
         "transfers": (6, 20),
     },
     "seed-colocate-false.json": {
-        "ops": {CPU0: 4, GPU0: 10},
+        "ops": {CPU0: 3, GPU0: 10},  # the graph's 13, without the runtime's _Retval
         "busy": {CPU0: 56.0, GPU0: 241_274.0},
         "kernels": (8, 8.0),
         "copies": ({"H2D": 2, "D2H": 2}, 2.0),
@@ -56,7 +56,7 @@ def test_h100_traces_are_two_devices_with_their_ops_kernels_and_copies(name):
     trace = read_trace(FIXTURES / name)
     assert trace.devices == [CPU0, GPU0]
     assert trace.op_counts() == want["ops"]
-    assert len(trace.ops) == sum(want["ops"].values())
+    assert len(trace.graph_ops) == sum(want["ops"].values()) == 13
     assert trace.busy_us() == want["busy"]
     kernels, kernel_busy = want["kernels"]
     assert len(trace.kernels) == kernels and {k.lane for k in trace.kernels} == {"stream:13"}
@@ -76,9 +76,9 @@ def test_h100_comparison_has_one_busy_row_per_device():
     busy_rows = [r[0] for r in comparison.rows() if r[0].startswith("busy ")]
     assert busy_rows == [f"busy {CPU0}", f"busy {GPU0}"]
     table = comparison.table()
-    assert "16" in next(r for r in table.splitlines() if r.startswith("ops"))
+    assert "13" in next(r for r in table.splitlines() if r.startswith("ops"))
     assert "stream" not in "\n".join(r for r in table.splitlines() if r.startswith("busy"))
-    assert (comparison.a.op_count, comparison.b.op_count) == (16, 14)
+    assert (comparison.a.op_count, comparison.b.op_count) == (13, 13)  # the graph's ops
 
 
 def test_aggregate_lanes_count_when_no_stream_lane_exists():
@@ -169,15 +169,15 @@ def test_h100_picture_and_command_show_two_device_rows_with_their_numbers(tmp_pa
     (ax,) = [a for a in fig.axes if a.get_ylabel() == "device"]
     rows = [label.get_text().split("\n") for label in ax.get_yticklabels()]
     assert rows == [
-        [CPU0, "11 ops (6 grad.)", "busy 174 µs"],
-        [GPU0, "5 ops (2 grad.)", "busy 119 ms"],
+        [CPU0, "9 ops (6 grad.)", "busy 174 µs"],
+        [GPU0, "4 ops (2 grad.)", "busy 119 ms"],
     ]
     (right,) = ax.child_axes  # the labels of a GPU's sub-rows, on the right
     side = [t.get_text() for t in right.get_yticklabels()]
     assert side == ["ops", "4 kernels, 4 µs", "2 D2H, 3 H2D copies, 2 µs"]
     assert main(["profile", "show", str(path), "-o", str(tmp_path / "h100.png")]) == 0
     text = capsys.readouterr().out
-    assert "16 ops on 2 devices, makespan 120 ms" in text
-    assert f"{CPU0}: 11 ops, busy 174 µs\n" in text
-    assert f"{GPU0}: 5 ops, busy 119 ms; 4 kernels, busy 4 µs; 5 memory copies, busy 2 µs" in text
+    assert "13 ops on 2 devices, makespan 120 ms" in text
+    assert f"{CPU0}: 9 ops, busy 174 µs\n" in text
+    assert f"{GPU0}: 4 ops, busy 119 ms; 4 kernels, busy 4 µs; 5 memory copies, busy 2 µs" in text
     assert "Note" not in text  # a real GPU: no logical-CPU caveat

@@ -107,7 +107,7 @@ class ProfileSummary:
             trace.makespan_us,
             trace.transfer_count,
             trace.transfer_bytes,
-            len(trace.ops),
+            len(trace.graph_ops),
             trace.op_counts(),
             trace.busy_us("kernel"),
             trace.busy_us("copy"),

@@ -28,7 +28,7 @@ from devplace.plot import compare_profiles
 from devplace.profile import Profile
 from devplace.report import PlacementReport
 
-__all__ = ["DemoResult", "DemoRun", "device_mapping", "gradient_pairs", "run_demo"]
+__all__ = ["DemoResult", "DemoRun", "device_mapping", "gradient_ops", "gradient_pairs", "run_demo"]
 
 SEED_GPU = "/device:GPU:0"
 SEED_CPU = "/device:CPU:0"
@@ -40,6 +40,12 @@ def device_mapping(devices: list[str]) -> dict[str, str]:
     if SEED_GPU in devices:
         return {SEED_GPU: SEED_GPU, SEED_CPU: SEED_CPU}
     return {SEED_GPU: "/device:CPU:1", SEED_CPU: SEED_CPU}
+
+
+def gradient_ops(report: PlacementReport) -> list[str]:
+    """The ops `gradients` built that ran (under `gradients/`), as the picture hatches them:
+    those differentiating a forward op and those seeding the backward pass (`grad_ys_0`)."""
+    return [op.name for op in report.ops if op.name.startswith("gradients/")]
 
 
 def gradient_pairs(report: PlacementReport) -> list[tuple[str, str]]:
@@ -75,19 +81,21 @@ class DemoRun:
 
 @dataclass
 class DemoResult:
-    """Both runs, the picture comparing them, and the device mapping used."""
+    """Both runs, the picture comparing them, the device mapping used, this machine's
+    `devices` and those of the demo's sessions (`session_devices`)."""
 
     runs: dict[bool, DemoRun]
     picture: str
     mapping: dict[str, str]
     devices: list[str]
     comparison: Comparison
+    session_devices: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
-def _session_devices() -> list[str]:
+def _session_devices(cpus: int | None = None) -> list[str]:
     graph = dp.tf.Graph()
-    with dp.Session(graph=graph) as sess:
+    with dp.Session(cpus=cpus, graph=graph) as sess:
         return sess.devices()
 
 
@@ -128,8 +136,8 @@ def _output_folder(out: str | os.PathLike[str]) -> str:
     return out
 
 
-def _notes(devices: list[str], mapping: dict[str, str]) -> list[str]:
-    notes = [f"devices this session sees: {', '.join(devices)}"]
+def _notes(session_devices: list[str], mapping: dict[str, str]) -> list[str]:
+    notes = [f"devices the demo's sessions see: {', '.join(session_devices)}"]
     if mapping[SEED_GPU] == SEED_GPU:
         return notes + [
             f"the seeds' {SEED_GPU} is this machine's GPU; ops pinned nowhere (with "
@@ -137,8 +145,8 @@ def _notes(devices: list[str], mapping: dict[str, str]) -> list[str]:
         ]
     return notes + [
         f"no GPU here: the seeds' {SEED_GPU} is mapped onto logical {mapping[SEED_GPU]} "
-        "(a session with 2 logical CPU devices), so the ops pinned to the GPU really run on "
-        "another device and colocation really moves the gradient ops.",
+        "(the sessions are made with a second logical CPU device), so the ops pinned to the "
+        "GPU really run on another device and colocation really moves the gradient ops.",
         "ops pinned nowhere (with colocate=false: every gradient op) go to TensorFlow's "
         f"default device, {SEED_CPU} here (GPU:0 on a machine with a GPU).",
     ]
@@ -148,12 +156,14 @@ def _run_summary(run: DemoRun) -> list[str]:
     report = run.report
     control = sum(t.control for t in report.transfers)
     edges = f", {control} of them control edges" if control else ""
+    pairs = gradient_pairs(report)
     return [
         "",
         f"== colocate={str(run.colocate).lower()}: gradients(c, a, colocate={run.colocate}) ==",
         report.table(),
-        f"gradient ops on their forward op's device: {run.colocated_gradients}/"
-        f"{len(gradient_pairs(report))}; cross-device transfers: {report.transfer_count} "
+        f"gradient ops: {len(gradient_ops(report))}, of which {len(pairs)} differentiate a "
+        f"forward op and {run.colocated_gradients}/{len(pairs)} ran on its device; "
+        f"cross-device transfers: {report.transfer_count} "
         f"({report.transfer_bytes} bytes{edges}); trace: {run.trace_path}",
     ]
 
@@ -185,10 +195,11 @@ def run_demo(
     out = _output_folder(out)
     devices = _session_devices() if devices is None else devices
     mapping = device_mapping(devices)
-    notes = _notes(devices, mapping)
+    cpus = None if mapping[SEED_GPU] == SEED_GPU else 2
+    session_devices = _session_devices(cpus)
+    notes = _notes(session_devices, mapping)
     for note in notes:
         echo(note)
-    cpus = None if mapping[SEED_GPU] == SEED_GPU else 2
     runs = {}
     for colocate in (True, False):
         runs[colocate] = _run(colocate, mapping, out, repeat, cpus)
@@ -199,4 +210,4 @@ def run_demo(
     echo("")
     echo(comparison.table())
     echo(f"picture: {picture}")
-    return DemoResult(runs, picture, mapping, devices, comparison, notes)
+    return DemoResult(runs, picture, mapping, devices, comparison, session_devices, notes)

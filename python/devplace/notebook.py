@@ -204,7 +204,7 @@ def picture_bundle(
     fig, trace = profile_figure(getattr(run, "trace", run), title=title)
     bundle: dict[str, Any] = {
         "text/plain": (
-            f"{type(run).__name__}: {plural(len(trace.ops), 'op')} on "
+            f"{type(run).__name__}: {plural(len(trace.graph_ops), 'op')} on "
             f"{plural(len(trace.devices), 'device')}, step {format_time(trace.makespan_us)}, "
             f"{plural(trace.transfer_count, 'cross-device transfer')}"
         )

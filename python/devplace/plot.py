@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
-import re
 import textwrap
 import zlib
 from collections import Counter
@@ -101,7 +100,6 @@ _AXES_SHARE = 0.6  # of the figure's width a timeline's title can use (narrowest
 _MAX_LEGEND = 14  # op types named in the legend, the busiest first
 _MAX_ARROWS = 400  # beyond this, transfers are plain lines (arrows get slow and cluttered)
 _LANE = 0.8  # row height; rows are 1 apart
-_RUNTIME_NAME = re.compile(r"/_\d+$")
 _MAX_LABELS = 300  # op labels tried, widest bars first
 _MAX_EDGED = 400  # ops drawn with an outline; denser charts get none
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
@@ -167,11 +165,11 @@ def _short(name: str) -> str:
 
 def _is_gradient(op: TraceOp) -> bool:
     """An op `gradients` built; not the send/receive helpers TF's runtime adds (`.../_12`)."""
-    return op.name.startswith("gradients/") and not _RUNTIME_NAME.search(op.name)
+    return op.name.startswith("gradients/") and not op.by_runtime
 
 
 def _device_label(trace: Trace, device: str, busy: dict[str, float], narrow: bool) -> str:
-    ops = trace.ops_on(device)
+    ops = [op for op in trace.ops_on(device) if not op.by_runtime]
     gradient = sum(1 for op in ops if _is_gradient(op))
     count = plural(len(ops), "op") + (f" ({gradient} grad.)" if gradient else "")
     name = device.removeprefix("/device:") if narrow else device
@@ -420,7 +418,7 @@ def _legend_handles(traces: Sequence[Trace]) -> list[Any]:
 def _title(label: str, trace: Trace, size: _Size) -> str:
     known = trace.transfer_bytes
     text = (
-        f"{label}: {plural(len(trace.ops), 'op')} on {plural(len(trace.devices), 'device')}, "
+        f"{label}: {plural(len(trace.graph_ops), 'op')} on {plural(len(trace.devices), 'device')}, "
         f"makespan {format_time(trace.makespan_us)}, {plural(trace.transfer_count, 'transfer')} "
         f"({'bytes unknown' if known is None else format_bytes(known)})"
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 from devplace.atomic import replace_file
 from devplace.errors import ArgumentValueError, Error
+from devplace.feeds import accepts_feed_dict
 from devplace.session import check_session
 from devplace.trace import TraceOp
 from devplace.traced import TracedRun
@@ -90,6 +91,7 @@ def _median_stats(runs: list[dict[str, OpStat]]) -> dict[str, OpStat]:
     }
 
 
+@accepts_feed_dict
 def run_profile(
     sess: Any,
     fetches: Any,

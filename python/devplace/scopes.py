@@ -155,7 +155,17 @@ def _thread_local_stacks(graph: Any) -> None:
 
 
 def _index(kind: str, i: Any) -> int:
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i <= MAX_INDEX:
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+        device_string = f"dp.device({i!r})" if isinstance(i, str) and ":" in i else ""
+        raise ArgumentTypeError(
+            kind,
+            "i",
+            i,
+            f"an integer index from 0 to {MAX_INDEX} ({kind}(0) is /device:{kind.upper()}:0)",
+            f"{kind}({int(i) if isinstance(i, str) and i.isdigit() else 0})"
+            + (f"; a device string goes to {device_string}" if device_string else ""),
+        )
+    if not 0 <= i <= MAX_INDEX:
         raise DeviceSpecError(
             f"/{kind}:{i}", f"{kind}(i) needs an integer index from 0 to {MAX_INDEX}"
         )

@@ -16,6 +16,7 @@ from devplace._tf import tf
 from devplace._tflog import quiet_tf_log
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
 from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
+from devplace.feeds import accepts_feed_dict
 from devplace.gpu_memory import note_session
 from devplace.session_options import (
     SessionOptionTypeError,
@@ -417,6 +418,7 @@ def init(sess: Any) -> None:
     sess.run(op)
 
 
+@accepts_feed_dict
 def run(sess: Any, fetches: Any, feed: Mapping[Any, Any] | None = None, **kwargs: Any) -> Any:
     """Run `fetches` with `feed`, returning numpy arrays and plain Python numbers."""
     check_session("run", sess)

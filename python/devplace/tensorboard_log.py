@@ -27,6 +27,7 @@ from typing import Any
 from devplace._tf import tf
 from devplace.devices import split_lane
 from devplace.errors import ArgumentValueError
+from devplace.feeds import accepts_feed_dict
 from devplace.report import PlacementReport
 from devplace.session import check_session
 from devplace.trace import TraceOp, read_trace
@@ -87,6 +88,7 @@ def annotated_graph_def(graph: Any, placement: PlacementReport) -> Any:
     return graph_def
 
 
+@accepts_feed_dict
 def tensorboard(
     sess: Any, fetches: Any, logdir: str | os.PathLike[str], feed: Any = None, tag: str = "run"
 ) -> TensorBoardLog:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,10 @@ MAX_TIMESTAMP_US = 1e17
 _RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received from another task
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
+# What TF's runtime adds to a partitioned graph: send/receive, arguments and return values, and
+# the nodes it names `<op>/_<n>` (the constant behind a control edge, a receiving identity).
+_RUNTIME_TYPES = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
+_RUNTIME_NAME = re.compile(r"/_\d+$")
 
 
 class TraceError(Error, ValueError):
@@ -94,6 +99,11 @@ class TraceOp:
     def end_us(self) -> float:
         """When the entry finished, in µs since the first entry."""
         return self.start_us + self.duration_us
+
+    @property
+    def by_runtime(self) -> bool:
+        """Made by TensorFlow's runtime, not an op of the graph (not in a placement report)."""
+        return self.op_type in _RUNTIME_TYPES or bool(_RUNTIME_NAME.search(self.name))
 
     @property
     def direction(self) -> str:
@@ -179,9 +189,16 @@ class Trace:
         """The ops that ran on `device`, by start time."""
         return sorted((op for op in self.ops if op.device == device), key=lambda o: o.start_us)
 
+    @property
+    def graph_ops(self) -> list[TraceOp]:
+        """The ops of the graph that ran (what a placement report lists): `ops` without the
+        runtime's own (send/receive, return values, control-edge constants)."""
+        return [op for op in self.ops if not op.by_runtime]
+
     def op_counts(self) -> dict[str, int]:
-        """Per device, how many ops ran there (each op once, whatever lanes show it)."""
-        return {d: sum(op.device == d for op in self.ops) for d in self.devices}
+        """Per device, how many of the graph's ops ran there (each op once, whatever lanes
+        show it)."""
+        return {d: sum(op.device == d for op in self.graph_ops) for d in self.devices}
 
     def busy_us(self, kind: str = "op") -> dict[str, float]:
         """Per device, the time at least one entry of `kind` was running (overlaps counted

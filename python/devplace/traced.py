@@ -25,6 +25,7 @@ from typing import Any
 from devplace._tf import tf, timeline
 from devplace.devices import split_lane
 from devplace.errors import Error
+from devplace.feeds import accepts_feed_dict
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
@@ -45,12 +46,14 @@ class TraceBusyError(Error, RuntimeError):
 @dataclass
 class TracedRun:
     """What one traced run returned (`values`) and recorded (`run_metadata`), with the
-    `graph` and `fetches` it ran; its facts are `trace`, everything else a view."""
+    `graph` and `fetches` it ran and the names of the tensors it was `fed`; its facts are
+    `trace`, everything else a view."""
 
     values: Any
     run_metadata: Any
     graph: Any
     fetches: Any
+    fed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, sess: Any, fetches: Any, feed: Any = None) -> TracedRun:
@@ -67,7 +70,8 @@ class TracedRun:
             values = sess.run(fetches, feed_dict=feed, options=options, run_metadata=metadata)
         finally:
             _TRACE_LOCK.release()
-        return cls(values, metadata, sess.graph, fetches)
+        fed = frozenset(getattr(key, "name", str(key)) for key in feed or ())
+        return cls(values, metadata, sess.graph, fetches, fed)
 
     @cached_property
     def trace(self) -> Trace:
@@ -108,7 +112,7 @@ class TracedRun:
                     continue  # made by the runtime (e.g. the constant behind a control edge)
                 ran.add(node.name)
                 ops.append(OpPlacement(node.name, node.op, requested, split_lane(node.device)[0]))
-        wanted = _closure(_fetch_ops(self.graph, self.fetches))
+        wanted = _closure(_fetch_ops(self.graph, self.fetches), self.fed)
         ops.sort(key=lambda op: op.name)
         return PlacementReport(ops, self.transfers, sorted(wanted - ran), self.fetched)
 
@@ -179,7 +183,9 @@ def _fetch_ops(graph: Any, fetches: Any) -> list[Any]:
     return ops
 
 
-def _closure(ops: list[Any]) -> set[str]:
+def _closure(ops: list[Any], fed: frozenset[str]) -> set[str]:
+    """The ops a run of `ops` needs: their inputs' ops, recursively, up to the `fed` tensors
+    (a fed tensor's op does not run: the feed takes its place)."""
     seen: set[str] = set()
     stack = list(ops)
     while stack:
@@ -187,7 +193,7 @@ def _closure(ops: list[Any]) -> set[str]:
         if op.name in seen:
             continue
         seen.add(op.name)
-        stack.extend(t.op for t in op.inputs)
+        stack.extend(t.op for t in op.inputs if t.name not in fed)
         stack.extend(op.control_inputs)
     return seen
 
@@ -288,6 +294,7 @@ def _fetch(
     return Fetch(tensor, device, _tensor_bytes(graph, tensor, sizes))
 
 
+@accepts_feed_dict
 def placement(sess: Any, fetches: Any, feed: Any = None) -> PlacementReport:
     """Run `fetches` once and report where every op ran and what crossed devices."""
     check_session("placement", sess)

@@ -186,10 +186,19 @@ init(sess) = not_a_session("init", sess)
 
 """
     feed_dict(fname, feeds::Tuple)
+    feed_dict(fname, feeds::Tuple, dict)
 
 The feeds of `fname(sess, fetches, feeds...)` as a Python dict (`nothing` for none): any number
-of `placeholder => value` pairs, or one Dict of them; anything else is a clear error.
+of `placeholder => value` pairs, or one Dict of them; anything else is a clear error. With
+`dict`, the keyword `feed_dict=` (TensorFlow's name), which takes the place of `feeds`.
 """
+function feed_dict(fname, feeds::Tuple, dict)
+    dict === nothing && return feed_dict(fname, feeds)
+    isempty(feeds) || wrong_argument(fname, "feed_dict", dict, "left out when feeds are given",
+                                     string("pass the feeds once: ", fname, "(sess, y, x => 1.0) or ",
+                                            fname, "(sess, y; feed_dict=Dict(x => 1.0))"))
+    return dict isa PyObject ? dict : feed_dict(fname, (dict,))
+end
 function feed_dict(fname, feeds::Tuple)
     isempty(feeds) && return nothing
     all(f -> f isa Pair, feeds) && return PyDict(Pair[feeds...])
@@ -203,22 +212,25 @@ end
 """
     run(sess, fetches, feeds::Pair...)
     run(sess, fetches, feeds::AbstractDict)
+    run(sess, fetches; feed_dict)
 
 Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placeholder => value`
-feeds (or one Dict of them); returns Julia values of the tensors' types (a float64 scalar is a
+feeds (or one Dict of them, also as TensorFlow's keyword `feed_dict=`); returns Julia values of the tensors' types (a float64 scalar is a
 `Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
 """
-Base.run(sess::PyObject, fetches, feeds...) = semantics("run", sess, fetches, feed_dict("run", feeds))
+Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing) =
+    semantics("run", sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict))
 
 """
-    run_profile(sess, fetches, feeds...; repeat=1)
+    run_profile(sess, fetches, feeds...; repeat=1, feed_dict)
 
 Run like `run`, tracing every op, and return what `run` returns (as ADCME does). The profile is
 kept for `save_profile(path)` and is `last_profile()`: `.op_stats`, `.step_time_us`, ... (also
 what `autoplace(...; profile=last_profile())` takes).
 """
-run_profile(sess::PyObject, fetches, feeds...; kwargs...) =
-    semantics("run_profile", sess, fetches, feed_dict("run_profile", feeds); kwargs...)
+run_profile(sess::PyObject, fetches, feeds...; feed_dict = nothing, kwargs...) =
+    semantics("run_profile", sess, fetches, DevPlace.feed_dict("run_profile", feeds, feed_dict);
+              kwargs...)
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
 
 """
@@ -240,13 +252,13 @@ save_profile(path) = wrong_argument("save_profile", "path", path, "a file name (
                                     "save_profile(\"profile.json\"), then open it in chrome://tracing")
 
 """
-    placement(sess, fetches, feeds...) -> PyObject
+    placement(sess, fetches, feeds...; feed_dict) -> PyObject
 
 Where each op ran: requested and actual device per op, and the cross-device transfers
 (`report.actual("op name")`, `report.table()`). Feeds as for `run`.
 """
-placement(sess::PyObject, fetches, feeds...) =
-    dpcall("placement", sess, fetches, feed_dict("placement", feeds))
+placement(sess::PyObject, fetches, feeds...; feed_dict = nothing) =
+    dpcall("placement", sess, fetches, DevPlace.feed_dict("placement", feeds, feed_dict))
 placement(sess, fetches, feeds...) = not_a_session("placement", sess)
 
 """

@@ -175,6 +175,14 @@ end
     @test run(sess, y, x => [1.0, 2.0]) == [2.0, 4.0]
     @test run(sess, y, Dict(x => [1.0, 2.0])) == [2.0, 4.0]
     @test placement(sess, y, Dict(x => [1.0, 2.0])) isa PyObject
+    # or as TensorFlow's keyword feed_dict=, a Julia Dict or a Python dict; never both at once
+    @test run(sess, y; feed_dict = Dict(x => [1.0, 2.0])) == [2.0, 4.0]
+    @test run_profile(sess, y; feed_dict = Dict(x => [1.0, 3.0]), repeat = 2) == [2.0, 6.0]
+    @test placement(sess, y; feed_dict = pybuiltin("dict")([(x, [1.0, 2.0])])).actual(y.op.name) != ""
+    msg = error_message(() -> run(sess, y, x => [1.0, 2.0]; feed_dict = Dict(x => [1.0, 2.0])))
+    @test occursin("run: feed_dict must be left out when feeds are given", msg) && occursin("Hint", msg)
+    @test autoplace(y; devices = ["/cpu:0"], session = sess, feed_dict = Dict(x => [1.0, 2.0]),
+                    verify = 1, runs = 2).measured isa AbstractDict
     msg = error_message(() -> run(sess, y, [1.0, 2.0]))
     @test occursin("run: each feed must be a `placeholder => value` pair", msg)
     @test occursin("[1.0, 2.0]", msg) && occursin("Hint", msg)

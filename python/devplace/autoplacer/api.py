@@ -21,6 +21,7 @@ from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import Choice, choose
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
+from devplace.feeds import accepts_feed_dict
 
 __all__ = ["AutoPlacement", "autoplace"]
 
@@ -306,6 +307,7 @@ def _verified(
     return result
 
 
+@accepts_feed_dict
 def autoplace(
     fetches: Any,
     devices: Sequence[str],

@@ -15,6 +15,7 @@ from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.timing import step_time_us
 from devplace.devices import canonical_device, matches, parse_device
 from devplace.errors import DevplaceWarning
+from devplace.feeds import accepts_feed_dict
 
 __all__ = ["PROFILE_REPEAT", "profile_devices", "profiled_cost"]
 
@@ -113,6 +114,7 @@ def _profile_on(
     return ops, step
 
 
+@accepts_feed_dict
 def profile_devices(
     sess_or_graph: Any,
     fetches: Any,

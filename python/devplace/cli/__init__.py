@@ -7,8 +7,10 @@ parsed arguments and returning the exit status.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
+from typing import NoReturn
 
 __all__ = ["main"]
 
@@ -38,11 +40,35 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown(parser, args, unknown)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
     return int(args.func(args) or 0)
+
+
+def _refuse_unknown(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]
+) -> NoReturn:
+    """Exit with the usage of the (sub)command given, naming each unknown option and the
+    closest option that command has (`--output`: did you mean --out?)."""
+    command = parser
+    while True:
+        subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            break
+        command = subs[0].choices[name]
+    options = [option for action in command._actions for option in action.option_strings]
+    hints = []
+    for arg in unknown:
+        given = arg.split("=", 1)[0]
+        close = difflib.get_close_matches(given, options, n=1, cutoff=0.6)
+        if given.startswith("-") and close:
+            hints.append(f"{given}: did you mean {close[0]}?")
+    command.error("; ".join([f"unrecognized arguments: {' '.join(unknown)}", *hints]))
 
 
 if __name__ == "__main__":

@@ -96,7 +96,8 @@ def _show(args: argparse.Namespace) -> int:
         return _error("show", err)
     busy, kernels, copies = trace.busy_us(), trace.busy_us("kernel"), trace.busy_us("copy")
     print(
-        f"{args.trace}: {plural(len(trace.ops), 'op')} on {plural(len(trace.devices), 'device')}, "
+        f"{args.trace}: {plural(len(trace.graph_ops), 'op')} "
+        f"on {plural(len(trace.devices), 'device')}, "
         f"makespan {format_time(trace.makespan_us)}"
     )
     for device, count in trace.op_counts().items():
