@@ -1,4 +1,4 @@
-"""ADCME's sparse matrices in the host (devplace.bridge.adcme_sparse): values against scipy,
+"""ADCME's sparse matrices in the host (devplace.bridge.adcme.sparse): values against scipy,
 gradients against finite differences, and where the scipy solve runs."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import scipy.sparse.linalg
 from conftest import GPUS, HAS_GPU
 
 import devplace as dp
-from devplace.bridge import adcme_sparse as sp
+from devplace.bridge.adcme import sparse as sp
 
 tf = dp.tf
 

@@ -1,6 +1,6 @@
 # ADCME's optimizers (src/adcme/optim.jl) against hand-computed minimizers and LinearAlgebra.
 
-using LinearAlgebra
+using LinearAlgebra, Markdown
 
 "What `f()` prints to stdout, and its value."
 function printed(f)
@@ -132,4 +132,22 @@ end
     init(sess)
     lv, solv, gradv = run(sess, [l, sol, grad])
     @test lv ≈ 5.0 && solv ≈ [1.0, 2.0] && gradv ≈ 2 * ([1.0, 2.0] .- 3.0)
+end
+
+@testset "docstrings keep their underscored names as help renders them (`?BFGS!` on Julia 1.5)" begin
+    # Julia 1.5's Markdown takes `_` between words outside backticks for emphasis, so
+    # "tensorflow_probability's `bfgs_minimize`" rendered as "tensorflowprobability's ...".
+    docs = Base.Docs.meta(DevPlace)
+    garbled = String[]
+    for (binding, multidoc) in docs, doc in values(multidoc.docs)
+        raw = join(doc.text)
+        text = sprint(show, MIME"text/plain"(), Markdown.parse(raw))
+        for m in eachmatch(r"[A-Za-z0-9!]+(?:_[A-Za-z0-9!]+)+", raw)
+            occursin(m.match, text) || push!(garbled, string(binding.var, ": ", m.match))
+        end
+    end
+    @test isempty(garbled) || (foreach(println, unique(garbled)); false)
+    help = sprint(show, MIME"text/plain"(), @doc(BFGS!))  # what `?BFGS!` prints
+    @test occursin("tensorflow_probability", help) && occursin("bfgs_minimize", help) &&
+          occursin("value_and_gradients_function", help)
 end

@@ -10,6 +10,7 @@ const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
 @testset "DevPlace.jl" begin
     include("vectors.jl")
     include("layering.jl")
+    include("overwrite.jl")
     include("conversion.jl")
     include("host.jl")
     include("callbacks.jl")

@@ -66,7 +66,7 @@ function while_loop(condition::Union{PyObject,Function}, body::Function,
     T == Int32 || throw(ArgumentError(string("while_loop: the loop index (the first of ",
         "loop_vars) must be an Int32 tensor, got ", T === nothing ? "a non-numeric one" : T,
         ". Hint: i = constant(1; dtype=Int32)")))
-    res = adcme_rule("while_loop", condition, body, lv;
+    res = bridge_rule("adcme.core", "while_loop", condition, body, lv;
                      parallel_iterations = Int(parallel_iterations), kwargs...)
     return loop_vars isa PyObject ? res[1] : res
 end
@@ -79,7 +79,7 @@ With a scalar boolean `condition` (a tensor or a `Bool`): `fn1` if it is true, e
 `fn1` where true and `fn2` where false (`tf.where`).
 """
 if_else(condition::Union{PyObject,AbstractArray,Bool}, fn1, fn2, args...; kwargs...) =
-    adcme_rule("if_else", condition, fn1, fn2, args...; kwargs...)
+    bridge_rule("adcme.core", "if_else", condition, fn1, fn2, args...; kwargs...)
 
 """
     stop_gradient(o::PyObject, args...; kwargs...) -> PyObject
@@ -100,7 +100,7 @@ independent(o::PyObject, args...; kwargs...) = stop_gradient(o, args...; kwargs.
 
 The tensor of that name in the default graph, e.g. `tensor("x:0")`; see `tensorname`.
 """
-tensor(name::String) = adcme_rule("tensor_by_name", name)
+tensor(name::String) = bridge_rule("adcme.core", "tensor_by_name", name)
 
 """
     tensorname(o::PyObject) -> String

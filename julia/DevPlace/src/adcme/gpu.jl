@@ -6,7 +6,7 @@
 
 Whether the host's TensorFlow sees a GPU (`tf.config.list_physical_devices("GPU")`).
 """
-has_gpu() = !isempty(adcme_rule("gpu_facts")["gpus"])
+has_gpu() = !isempty(bridge_rule("adcme.gpu", "gpu_facts")["gpus"])
 
 """
     gpu_info()
@@ -15,7 +15,7 @@ Print what the host knows about GPUs: nvcc, TensorFlow's CUDA build and versions
 sees, and why there are none; returns `nothing`.
 """
 function gpu_info()
-    f = adcme_rule("gpu_facts")
+    f = bridge_rule("adcme.gpu", "gpu_facts")
     shown(x) = x === nothing || x == "" ? "missing" : x
     println("- NVCC: ", shown(f["nvcc"]))
     println("- TensorFlow built with CUDA: ", f["built_with_cuda"])
@@ -37,7 +37,7 @@ version string, or `missing` (`LIB` and `INC` from where `nvcc` is; `TOOLKIT` an
 the CUDA and cuDNN versions TensorFlow was built with).
 """
 function get_gpu()
-    f = adcme_rule("gpu_facts")
+    f = bridge_rule("adcme.gpu", "gpu_facts")
     known(x) = x === nothing || x == "" ? missing : string(x)
     nvcc = known(f["nvcc"])
     dir(sub) = nvcc === missing ? missing : abspath(joinpath(nvcc, "..", "..", sub))

@@ -1,25 +1,6 @@
 # ADCME's src/io.jl: variables saved to and loaded from .mat files (`save`, `load`), Python
 # objects pickled (`psave`, `pload`), TensorBoard summaries (`Diary`, `scalar`, `write`).
-# The host's side is python/devplace/bridge/adcme_io.py. This file also has `bridge_rule`, how
-# the optimizer, layer and file functions call their Python modules (one request each).
-
-const BRIDGE_MODULES = Dict{String,PyObject}()
-const BRIDGE_RULES = Dict{Tuple{String,String},PyObject}()
-
-"""
-    bridge_rule(mod, name, args...; kwargs...)
-
-Call `devplace.bridge.<mod>.<name>` (e.g. `bridge_rule("adcme_io", "matread", file)`) in one
-request.
-"""
-function bridge_rule(mod::String, name::String, args...; kwargs...)
-    f = get!(BRIDGE_RULES, (mod, name)) do
-        m = get!(() -> lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge." * mod,))),
-                 BRIDGE_MODULES, mod)
-        attribute(m, name)
-    end
-    return call_python(f, name, args, kwargs)
-end
+# The host's side is python/devplace/bridge/adcme/io.py.
 
 variable_list(::Nothing) = nothing
 variable_list(v::PyObject) = [v]
@@ -34,10 +15,10 @@ keyed by name as ADCME keys them (`"w:0"` is `"wcolon0"`, `/` is `backslash`); w
 written to that .mat file (scipy's MATLAB format, readable by MATLAB and Julia's MAT).
 """
 save(sess::PyObject, file::AbstractString, vars = nothing, feeds...) =
-    bridge_rule("adcme_io", "save_variables", sess, String(file), variable_list(vars),
+    bridge_rule("adcme.io", "save_variables", sess, String(file), variable_list(vars),
                 feed_dict("save", feeds))
 save(sess::PyObject, vars::Union{Nothing,PyObject,AbstractArray} = nothing, feeds...) =
-    bridge_rule("adcme_io", "save_variables", sess, nothing, variable_list(vars),
+    bridge_rule("adcme.io", "save_variables", sess, nothing, variable_list(vars),
                 feed_dict("save", feeds))
 
 """
@@ -50,7 +31,7 @@ warning naming it.
 """
 function load(sess::PyObject, source::Union{AbstractString,AbstractDict}, vars = nothing, feeds...)
     src = source isa AbstractString ? String(source) : source
-    missing_names = bridge_rule("adcme_io", "load_variables", sess, src, variable_list(vars),
+    missing_names = bridge_rule("adcme.io", "load_variables", sess, src, variable_list(vars),
                                 feed_dict("load", feeds))
     for name in missing_names
         @warn "$name not found in the file, skipped"
@@ -63,14 +44,14 @@ end
 
 The arrays of a .mat file by name (1×1 matrices as numbers), as Julia's MAT package reads them.
 """
-matread(file::AbstractString) = bridge_rule("adcme_io", "matread", String(file))
+matread(file::AbstractString) = bridge_rule("adcme.io", "matread", String(file))
 
 """
     matwrite(file, d::Dict)
 
 Write the arrays of `d` to the .mat file `file` (vectors as columns).
 """
-matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme_io", "matwrite", String(file), d)
+matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme.io", "matwrite", String(file), d)
 
 """
     psave(o, file)
@@ -78,14 +59,14 @@ matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme_io", "matwr
 Pickle `o` (a Python object, or a Julia value as it travels to Python) into `file`. See
 `pload`.
 """
-psave(o, file::AbstractString) = bridge_rule("adcme_io", "psave", o, String(file))
+psave(o, file::AbstractString) = bridge_rule("adcme.io", "psave", o, String(file))
 
 """
     pload(file) -> PyObject
 
 The Python object pickled in `file` (by `psave`).
 """
-pload(file::AbstractString) = bridge_rule("adcme_io", "pload", String(file))
+pload(file::AbstractString) = bridge_rule("adcme.io", "pload", String(file))
 
 """
     Diary(suffix=nothing)
@@ -102,7 +83,7 @@ end
 function Diary(suffix::Union{AbstractString,Nothing} = nothing)
     tdir = mktempdir()
     printstyled("tensorboard --logdir=\"$(tdir)\" --port 0\n", color = :blue)
-    return Diary(bridge_rule("adcme_io", "file_writer", tdir, suffix), tdir)
+    return Diary(bridge_rule("adcme.io", "file_writer", tdir, suffix), tdir)
 end
 
 """
@@ -118,7 +99,7 @@ save(d::Diary, dir::AbstractString) = cp(d.tdir, dir; force = true)
 Make `d` write into the diary folder `dir` from now on.
 """
 function load(d::Diary, dir::AbstractString)
-    d.writer = bridge_rule("adcme_io", "file_writer", String(dir))
+    d.writer = bridge_rule("adcme.io", "file_writer", String(dir))
     d.tdir = String(dir)
     return d
 end
@@ -141,6 +122,6 @@ Add a run summary (`run(sess, scalar(x))`: bytes or a string) or a vector of the
 at `step`.
 """
 Base.write(d::Diary, step::Integer, s::Union{AbstractString,AbstractVector{UInt8}}) =
-    bridge_rule("adcme_io", "diary_write", d.writer, Int(step), [summary_bytes(s)])
+    bridge_rule("adcme.io", "diary_write", d.writer, Int(step), [summary_bytes(s)])
 Base.write(d::Diary, step::Integer, ss::AbstractVector{<:Union{AbstractString,AbstractVector{UInt8}}}) =
-    bridge_rule("adcme_io", "diary_write", d.writer, Int(step), summary_bytes.(ss))
+    bridge_rule("adcme.io", "diary_write", d.writer, Int(step), summary_bytes.(ss))

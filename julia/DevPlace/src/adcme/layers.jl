@@ -1,6 +1,6 @@
 # ADCME's src/layers.jl: fully connected networks (`ae`/`fc` with variables in a scope or with
 # all weights as one vector θ, `ae_init`, `ae_num`, `fcx`, `ae_to_code`), `dense`, `dropout`,
-# and ADCME's activation names. The host's side is python/devplace/bridge/adcme_layers.py.
+# and ADCME's activation names. The host's side is python/devplace/bridge/adcme/layers.py.
 
 "ADCME's activation names (`activation=\"tanh\"`) and their functions."
 const ACTIVATIONS = Dict{String,Function}(
@@ -36,7 +36,7 @@ function dense(inputs::Union{PyObject,AbstractArray{<:Real}}, units::Integer;
                activation::Union{AbstractString,Function,Nothing} = nothing,
                scope::Union{AbstractString,Nothing} = nothing)
     f = get_activation_function(activation)
-    return f(bridge_rule("adcme_layers", "fully_connected", constant(inputs), Int(units), scope))
+    return f(bridge_rule("adcme.layers", "fully_connected", constant(inputs), Int(units), scope))
 end
 
 as_matrix(x) = length(size(x)) == 1 ? (reshape(x, length(x), 1), true) : (x, false)
@@ -136,7 +136,7 @@ function fcx(x::Union{AbstractMatrix{Float64},PyObject}, output_dims::AbstractVe
     x = convert_to_tensor(x)
     length(size(x)) == 2 || throw(ArgumentError("fcx: x must be a matrix (one sample per row)"))
     u = ae(x, output_dims, θ; activation = activation)
-    return u, bridge_rule("adcme_layers", "sample_jacobian", u, x)
+    return u, bridge_rule("adcme.layers", "sample_jacobian", u, x)
 end
 
 "The Julia code of `nn<scope>(net)` for the layers in `d` (`ae_to_code`)."
@@ -184,5 +184,5 @@ const fc_to_code = ae_to_code
 function dropout(x::Union{PyObject,Real,AbstractArray{<:Real}}, rate::Union{Real,PyObject},
                  training::Union{PyObject,Bool,Nothing} = nothing)
     t = training === nothing ? options.training.training : training
-    return bridge_rule("adcme_layers", "dropout", constant(x), rate, t)
+    return bridge_rule("adcme.layers", "dropout", constant(x), rate, t)
 end

@@ -117,21 +117,21 @@ hard_sigmoid(x::PyObject) = clip(x + 0.5, 0, 1)
 
 `relu([x -x])`: a vector gives two columns, a matrix twice its columns.
 """
-concat_relu(x::PyObject) = relu(adcme_rule("concat_activation", x))
+concat_relu(x::PyObject) = relu(bridge_rule("adcme.ops", "concat_activation", x))
 
 """
     concat_elu(x) -> PyObject
 
 `elu([x -x])`, as `concat_relu`.
 """
-concat_elu(x::PyObject) = elu(adcme_rule("concat_activation", x))
+concat_elu(x::PyObject) = elu(bridge_rule("adcme.ops", "concat_activation", x))
 
 """
     concat_hard_swish(x) -> PyObject
 
 `hard_swish([x -x])`, as `concat_relu`.
 """
-concat_hard_swish(x::PyObject) = hard_swish(adcme_rule("concat_activation", x))
+concat_hard_swish(x::PyObject) = hard_swish(bridge_rule("adcme.ops", "concat_activation", x))
 
 """
     fourier(x, terms=10) -> PyObject
@@ -267,13 +267,6 @@ clip(o::AbstractVector, vmin, vmax, args...; kwargs...) =
 
 const Index = Union{Colon,Integer,AbstractVector{<:Integer},AbstractVector{Bool},PyObject}
 
-"Julia indices as the rule takes them: 0-based vectors, `nothing` for all, tensors as they are."
-scatter_index(i::Integer) = [Int(i) - 1]
-scatter_index(i::AbstractVector{Bool}) = findall(i) .- 1
-scatter_index(i::AbstractVector{<:Integer}) = Int[x - 1 for x in i]
-scatter_index(::Colon) = nothing
-scatter_index(i::PyObject) = i
-
 const Updates = Union{AbstractArray{<:Real},Real,PyObject}
 
 for (name, kind) in ((:scatter_add, "add"), (:scatter_sub, "sub"), (:scatter_update, "update"))
@@ -290,9 +283,9 @@ for (name, kind) in ((:scatter_add, "add"), (:scatter_sub, "sub"), (:scatter_upd
         tensor's type. Gradients flow to `a` and `updates`.
         """)
         $name(a::PyObject, indices::Index, updates::Updates) =
-            adcme_rule("scatter", $kind, a, scatter_index(indices), updates)
+            bridge_rule("adcme.ops", "scatter", $kind, a, scatter_index(indices), updates)
         $name(a::PyObject, rows::Index, cols::Index, updates::Updates) =
-            adcme_rule("scatter2", $kind, a, scatter_index(rows), scatter_index(cols), updates)
+            bridge_rule("adcme.ops", "scatter2", $kind, a, scatter_index(rows), scatter_index(cols), updates)
     end
 end
 
@@ -303,7 +296,7 @@ A vector of length `n`, zero except `V[i] = v` (`i` indices from 1: a vector, a 
 integer tensor).
 """
 vector(i::Union{AbstractVector{<:Integer},PyObject}, v::Union{AbstractArray{<:Real},PyObject},
-       n::Union{Integer,PyObject}) = adcme_rule("vector", scatter_index(i), v, n)
+       n::Union{Integer,PyObject}) = bridge_rule("adcme.ops", "vector", scatter_index(i), v, n)
 
 # --- linear algebra -----------------------------------------------------------------------
 
@@ -347,14 +340,14 @@ tr(o::PyObject) = tfcall("linalg.trace", o)
 
 The lower triangle of a matrix (of each of a batch): entries with `j - i <= k`, others zero.
 """
-tril(o::PyObject, k::Integer = 0) = adcme_rule("tril", o, Int(k))
+tril(o::PyObject, k::Integer = 0) = bridge_rule("adcme.ops", "tril", o, Int(k))
 
 """
     triu(o::PyObject, k=0) -> PyObject
 
 The upper triangle of a matrix (of each of a batch): entries with `j - i >= k`, others zero.
 """
-triu(o::PyObject, k::Integer = 0) = adcme_rule("triu", o, Int(k))
+triu(o::PyObject, k::Integer = 0) = bridge_rule("adcme.ops", "triu", o, Int(k))
 
 """
     norm(o::PyObject, args...; dims) -> PyObject
@@ -414,7 +407,7 @@ Row `i` of the result solves `A x = rhs[i, :]` (`A` m×n with m ≥ n: least squ
 so the result is `(A \\ rhs')'`, an nb×n float64 matrix.
 """
 solve_batch(A::Union{PyObject,AbstractMatrix{<:Real}}, rhs::Union{PyObject,AbstractMatrix{<:Real}}) =
-    adcme_rule("solve_batch", A, rhs)
+    bridge_rule("adcme.ops", "solve_batch", A, rhs)
 
 """
     batch_matmul(o1, o2) -> PyObject
@@ -507,7 +500,7 @@ lgamma(o::Union{Real,PyObject}, args...; kwargs...) =
 
 The indices (from 1) of the true entries of a Bool vector, or of a Bool matrix as rows `[i j]`.
 """
-Base.findall(o::PyObject) = adcme_rule("findall", o)
+Base.findall(o::PyObject) = bridge_rule("adcme.ops", "findall", o)
 
 """
     diff(o::PyObject; dims) -> PyObject
@@ -515,7 +508,7 @@ Base.findall(o::PyObject) = adcme_rule("findall", o)
 Differences of neighbouring entries (of a vector, or along `dims` of a matrix), as Julia's `diff`.
 """
 Base.diff(o::PyObject; dims::Union{Integer,Nothing} = nothing) =
-    adcme_rule("diff", o, dims === nothing ? nothing : Int(dims) - 1)
+    bridge_rule("adcme.ops", "diff", o, dims === nothing ? nothing : Int(dims) - 1)
 
 """
     repeat(o::PyObject, i) -> PyObject
@@ -524,8 +517,8 @@ Base.diff(o::PyObject; dims::Union{Integer,Nothing} = nothing) =
 As Julia's `repeat` of a scalar, vector or matrix: `i` copies along the first dimension (and
 `j` along the second).
 """
-Base.repeat(o::PyObject, i::Integer) = adcme_rule("repeat", o, Int(i), nothing)
-Base.repeat(o::PyObject, i::Integer, j::Integer) = adcme_rule("repeat", o, Int(i), Int(j))
+Base.repeat(o::PyObject, i::Integer) = bridge_rule("adcme.ops", "repeat", o, Int(i), nothing)
+Base.repeat(o::PyObject, i::Integer, j::Integer) = bridge_rule("adcme.ops", "repeat", o, Int(i), Int(j))
 
 """
     real(o::PyObject), imag(o::PyObject) -> PyObject
@@ -569,7 +562,7 @@ over `window` consecutive entries: `length(u) - window + 1` values, float64.
 function roll(u, window::Integer, how::String)
     window > 1 || wrong_argument(string("roll", how), "window", window, "at least 2",
                                  string("roll", how, "(u, 3)"))
-    adcme_rule("roll", u, Int(window), how)
+    bridge_rule("adcme.ops", "roll", u, Int(window), how)
 end
 
 """
@@ -598,9 +591,9 @@ end
 `fn` applied to each slice of `o` along the first dimension (`tf.map_fn`); with a vector of
 tensors, `fn` gets a vector of their slices. Give `dtype` when the result's type differs.
 """
-Base.map(fn::Function, o::PyObject; kwargs...) = adcme_rule("map_fn", fn, o; tf_kwargs("map", kwargs)...)
+Base.map(fn::Function, o::PyObject; kwargs...) = bridge_rule("adcme.ops", "map_fn", fn, o; tf_kwargs("map", kwargs)...)
 Base.map(fn::Function, os::AbstractVector{PyObject}; kwargs...) =
-    adcme_rule("map_fn", fn, collect(os); tf_kwargs("map", kwargs)...)
+    bridge_rule("adcme.ops", "map_fn", fn, collect(os); tf_kwargs("map", kwargs)...)
 
 """
     pmap(fn, o) -> PyObject

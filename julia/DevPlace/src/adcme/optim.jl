@@ -1,6 +1,6 @@
 # ADCME's src/optim.jl: TensorFlow's optimizers (`AdamOptimizer(...).minimize(loss)`), scipy's
 # minimizers over a graph's variables (`BFGS!`, `ScipyOptimizerInterface`, `Optimize!`,
-# `CustomOptimizer`; the host's side is python/devplace/bridge/adcme_optim.py) and Newton-Raphson
+# `CustomOptimizer`; the host's side is python/devplace/bridge/adcme/optim.py) and Newton-Raphson
 # solvers built into the graph. ADCME's options for them are `DevPlace.options`.
 
 """
@@ -77,7 +77,7 @@ An optimizer of `loss` over the trainable variables (`var_list=[...]` to choose)
 """
 ScipyOptimizerInterface(loss::PyObject; method::AbstractString = "L-BFGS-B",
                         options = scipy_options(method, 15000), kwargs...) =
-    bridge_rule("adcme_optim", "ScipyOptimizerInterface", loss; method = String(method),
+    bridge_rule("adcme.optim", "ScipyOptimizerInterface", loss; method = String(method),
                 options = options, python_kwargs(kwargs)...)
 
 """
@@ -106,8 +106,6 @@ function variable_bounds(bounds::AbstractDict)
     return PyDict(Pair[k => collect(v) for (k, v) in bounds])
 end
 
-pyhasattr(o::PyObject, name::String) = pybuiltin("hasattr")(o, name)::Bool
-
 """
     BFGS!(sess, loss, max_iter=15000; vars=PyObject[], callback=nothing, method="L-BFGS-B", bounds, feed_dict, kwargs...)
 
@@ -123,7 +121,7 @@ The same with the gradients given (`grads[i]` of `loss` for `vars[i]`); see `Opt
 
     BFGS!(value_and_gradients_function, initial_position, max_iter=50; kwargs...)
 
-BFGS built into the graph (tensorflow_probability's `bfgs_minimize`): `f(x)` gives the loss
+BFGS built into the graph (`tensorflow_probability`'s `bfgs_minimize`): `f(x)` gives the loss
 and its gradient as tensors; returns the tensor of the final position.
 """
 function BFGS!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
@@ -161,7 +159,7 @@ function BFGS!(value_and_gradients_function::Function,
     isempty(args) || throw(ArgumentError(string("BFGS!(f, x0, max_iter): no further positional ",
         "arguments are taken, got ", length(args), ". Hint: pass tensorflow_probability's ",
         "options as keywords, e.g. tolerance=1e-8")))
-    return bridge_rule("adcme_optim", "bfgs_minimize", value_and_gradients_function,
+    return bridge_rule("adcme.optim", "bfgs_minimize", value_and_gradients_function,
                        initial_position, Int(max_iter); kwargs...)
 end
 
@@ -188,7 +186,7 @@ function Optimize!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
         throw(ArgumentError("Optimize!: length of grads and vars do not match"))
     all(is_variable, vars) ||
         throw(ArgumentError("Optimize!: the input `vars` should be trainable variables"))
-    opt = bridge_rule("adcme_optim", "ScipyOptimizerInterface", loss; var_list = vars,
+    opt = bridge_rule("adcme.optim", "ScipyOptimizerInterface", loss; var_list = vars,
                       grads = grads, method = "L-BFGS-B",
                       options = Dict("maxiter" => Int(max_iter), "ftol" => coalesce(f_tol, 1e-12),
                                      "gtol" => coalesce(g_tol, 1e-12)))
@@ -253,7 +251,7 @@ function CustomOptimizer(opt::Function)
         return opt(x -> f(x), x -> df(x), x -> c(x), x -> dc(x), x0, x_L, x_U)
     end
     return (loss::PyObject; kwargs...) ->
-        bridge_rule("adcme_optim", "CustomOptimizer", driver, loss; python_kwargs(kwargs)...)
+        bridge_rule("adcme.optim", "CustomOptimizer", driver, loss; python_kwargs(kwargs)...)
 end
 
 """

@@ -2,7 +2,7 @@
 # distributions by their lowercase names: gamma, beta, poisson, ...), categorical, choice, seed!,
 # and distribution objects for rand and logpdf. `binomial` is not exported (Base has one):
 # `DevPlace.binomial(10; total_count=5, probs=0.3)`. Sampled by TensorFlow's own random ops in
-# python/devplace/bridge/adcme.py; float64 unless `dtype` says otherwise.
+# python/devplace/bridge/adcme/random.py; float64 unless `dtype` says otherwise.
 
 const DISTRIBUTION_NAMES = (:uniform, :normal, :beta, :bernoulli, :gamma, :truncatednormal,
     :binomial, :cauchy, :chi, :chi2, :exponential, :gumbel, :halfcauchy, :halfnormal, :horseshoe,
@@ -27,7 +27,7 @@ for name in DISTRIBUTION_NAMES
         `beta`: `concentration1`, `concentration0`; `poisson`: `rate`; ...).
         """)
         function $name(shape...; dtype::Type = Float64, kwargs...)
-            adcme_rule("sample", $kind, sample_shape(shape), dtype; kwargs...)
+            bridge_rule("adcme.random", "sample", $kind, sample_shape(shape), dtype; kwargs...)
         end
     end
 end
@@ -48,7 +48,7 @@ or a matrix with one row per batch entry: then `n` per row); equal ones when not
 """
 function categorical(n::Union{PyObject,Integer}; dtype::Type = Float64, logits = nothing)
     logits === nothing && (logits = ones(dtype, n isa Integer ? n : 1))
-    adcme_rule("categorical", n, logits, dtype)
+    bridge_rule("adcme.random", "categorical", n, logits, dtype)
 end
 
 """
@@ -58,7 +58,7 @@ end
 replacement.
 """
 choice(inputs::Union{PyObject,AbstractArray}, n_samples::Union{PyObject,Integer}; replace::Bool = false) =
-    adcme_rule("choice", inputs, n_samples isa Integer ? Int(n_samples) : n_samples, replace)
+    bridge_rule("adcme.random", "choice", inputs, n_samples isa Integer ? Int(n_samples) : n_samples, replace)
 
 """
     ADCMEDistribution
@@ -119,9 +119,9 @@ or a vector).
 """
 function sample_of(d::ADCMEDistribution, dims::Vector{Int})
     sampler = SAMPLERS[d.kind]
-    sampler === nothing && throw(ArgumentError(string("rand(", d.kind, "): sampling it needs ",
-        "tensorflow_probability, which devplace does not use. Hint: logpdf works for it")))
-    adcme_rule("sample", sampler, dims, Float64; d.params...)
+    sampler === nothing && throw(ArgumentError(string("rand(", d.kind, "): devplace samples ",
+        "with TensorFlow's own random ops and has no sampler for it. Hint: logpdf works for it")))
+    bridge_rule("adcme.random", "sample", sampler, dims, Float64; d.params...)
 end
 Base.rand(d::ADCMEDistribution) = sample_of(d, Int[])
 Base.rand(d::ADCMEDistribution, dims::Dims) = sample_of(d, Int[dims...])
@@ -133,4 +133,4 @@ Base.rand(d::ADCMEDistribution, d1::Integer, dims::Integer...) = sample_of(d, In
 
 The log density (log probability for discrete ones) of `dist` at `x`, float64.
 """
-logpdf(dist::ADCMEDistribution, x) = adcme_rule("log_prob", dist.kind, x; dist.params...)
+logpdf(dist::ADCMEDistribution, x) = bridge_rule("adcme.random", "log_prob", dist.kind, x; dist.params...)

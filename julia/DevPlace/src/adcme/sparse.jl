@@ -1,18 +1,11 @@
 # ADCME's src/sparse.jl: `SparseTensor`, sparse matrices of float64 values in the graph, made
 # from SparseMatrixCSC, (ii, jj, vv) or diagonals; arithmetic, products, concatenation,
 # indexing, block updates and sums as TensorFlow ops; `A \ b`, `factorize` and `solve` run
-# scipy's sparse LU in the host (python/devplace/bridge/adcme_sparse.py), with gradients.
+# scipy's sparse LU in the host (python/devplace/bridge/adcme/sparse.py), with gradients.
 # Indices count from 1, as in ADCME.
 
 using SparseArrays: SparseArrays, SparseMatrixCSC, sparse, spzeros, findnz, spdiagm
 import LinearAlgebra: factorize, isdiag
-
-const SPARSE_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.adcme_sparse",)))
-const SPARSE_RULES = Dict{String,PyObject}()
-
-"Call `devplace.bridge.adcme_sparse.<name>` in one request."
-sparse_rule(name::String, args...) =
-    call_python(get!(() -> attribute(SPARSE_MODULE, name), SPARSE_RULES, name), name, args, ())
 
 """
     SparseTensor
@@ -50,14 +43,14 @@ tensor of index pairs (nnz×2, from 1), the values and the size `[m, n]`.
 function SparseTensor(ii::IndexVector, jj, vv::Union{AbstractVector{<:Real},PyObject},
                       m::SparseSize = nothing, n::SparseSize = nothing; is_diag::Bool = false)
     if ii isa PyObject && ndims(ii) == 2 && size(ii, 2) == 2
-        return SparseTensor(sparse_rule("from_indices", ii, jj, vv[1], vv[2], 1), is_diag)
+        return SparseTensor(bridge_rule("adcme.sparse", "from_indices", ii, jj, vv[1], vv[2], 1), is_diag)
     end
     jj isa IndexVector || wrong_argument("SparseTensor", "jj", jj, "a vector of column indices",
                                          "SparseTensor([1, 2], [1, 2], [1.0, 2.0], 2, 2)")
     ii isa PyObject || jj isa PyObject || length(ii) == length(jj) == length(vv) ||
         throw(DimensionMismatch(string("SparseTensor: ii, jj and vv must have one length, got ",
                                        length(ii), ", ", length(jj), ", ", length(vv))))
-    o = sparse_rule("from_ijv", scatter_index(ii), scatter_index(jj), float_values(vv),
+    o = bridge_rule("adcme.sparse", "from_ijv", scatter_index(ii), scatter_index(jj), float_values(vv),
                     sparse_size(m, ii), sparse_size(n, jj))
     SparseTensor(o, is_diag)
 end
@@ -72,7 +65,7 @@ As `SparseTensor(indices, vv, [m, n])` with `indices` (nnz×2) counted from 0, a
 """
 RawSparseTensor(indices::Union{PyObject,AbstractMatrix{<:Integer}}, vv::Union{PyObject,AbstractVector{<:Real}},
                 m::Union{PyObject,Integer}, n::Union{PyObject,Integer}; is_diag::Bool = false) =
-    SparseTensor(sparse_rule("from_indices", indices, float_values(vv), m, n, 0), is_diag)
+    SparseTensor(bridge_rule("adcme.sparse", "from_indices", indices, float_values(vv), m, n, 0), is_diag)
 
 """
     SparseTensor(A::SparseMatrixCSC) -> SparseTensor
@@ -102,7 +95,7 @@ constant(s::SparseTensor) = s
 The nonzero entries of a dense matrix (a Julia matrix or a tensor).
 """
 dense_to_sparse(o::AbstractMatrix{<:Real}) = SparseTensor(sparse(o))
-dense_to_sparse(o::PyObject) = SparseTensor(sparse_rule("from_dense", o))
+dense_to_sparse(o::PyObject) = SparseTensor(bridge_rule("adcme.sparse", "from_dense", o))
 
 """
     spdiag(n::Integer) -> SparseTensor
@@ -122,7 +115,7 @@ function spdiag(v::Union{PyObject,AbstractVector{<:Real}})
 end
 function spdiag(n::Integer, pairs::Pair{<:Integer}...)
     values = Any[v isa PyObject ? v : float_values(v) for (_, v) in pairs]
-    SparseTensor(sparse_rule("diagonals", Int(n), Int[k for (k, _) in pairs], values))
+    SparseTensor(bridge_rule("adcme.sparse", "diagonals", Int(n), Int[k for (k, _) in pairs], values))
 end
 
 """
@@ -146,7 +139,7 @@ spzero(m::Integer, n::Union{Integer,Missing} = missing) =
 # --- traits ----------------------------------------------------------------------------
 
 "`size(s)`: the matrix's size (`nothing` where unknown before running); `size(s, d)`."
-Base.size(s::SparseTensor) = Tuple(sparse_rule("static_dims", s.o))
+Base.size(s::SparseTensor) = Tuple(bridge_rule("adcme.sparse", "static_dims", s.o))
 Base.size(s::SparseTensor, d::Integer) = size(s)[d]
 Base.lastindex(s::SparseTensor, d::Integer) = size(s, d)
 Base.ndims(::SparseTensor) = 2
@@ -160,7 +153,7 @@ Base.copy(s::SparseTensor) = SparseTensor(s.o, s._diag)
 
 The stored entries as three tensors: rows and columns (from 1) and values, in row-major order.
 """
-find(s::SparseTensor) = Tuple(sparse_rule("find", s.o))
+find(s::SparseTensor) = Tuple(bridge_rule("adcme.sparse", "find", s.o))
 
 """
     rows(s), cols(s), values(s) -> PyObject
@@ -176,7 +169,7 @@ rows(s::SparseTensor) = find(s)[1]
 
 The dense matrix of `s`, a tensor (repeated places added).
 """
-Base.Array(s::SparseTensor) = sparse_rule("to_dense", s.o)
+Base.Array(s::SparseTensor) = bridge_rule("adcme.sparse", "to_dense", s.o)
 
 """
     run(sess, s::SparseTensor, feeds...) -> SparseMatrixCSC
@@ -184,7 +177,7 @@ Base.Array(s::SparseTensor) = sparse_rule("to_dense", s.o)
 The value of `s` as a Julia sparse matrix.
 """
 function Base.run(sess::PyObject, s::SparseTensor, feeds...)
-    indices, values, shape = run(sess, sparse_rule("parts", s.o), feeds...)
+    indices, values, shape = run(sess, bridge_rule("adcme.sparse", "parts", s.o), feeds...)
     isempty(values) && return spzeros(Float64, shape...)
     sparse(indices[:, 1] .+ 1, indices[:, 2] .+ 1, values, shape...)
 end
@@ -204,20 +197,20 @@ Sums and differences of sparse matrices (tensors or Julia's) are sparse; with a 
 `D` (a tensor or Julia matrix) they are dense tensors; `c * s` and `s / c` scale by a number or
 scalar tensor. `missing` counts as zero, as in ADCME.
 """
-Base.:-(s::SparseTensor) = SparseTensor(sparse_rule("scale", s.o, -1.0), s._diag)
+Base.:-(s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "scale", s.o, -1.0), s._diag)
 Base.:+(a::SparseTensor, b::SparseLike) = add_sparse(a, constant(b))
 Base.:+(a::SparseMatrixCSC{<:Real}, b::SparseTensor) = add_sparse(constant(a), b)
 Base.:-(a::SparseTensor, b::SparseLike) = add_sparse(a, -constant(b))
 Base.:-(a::SparseMatrixCSC{<:Real}, b::SparseTensor) = add_sparse(constant(a), -b)
 add_sparse(a::SparseTensor, b::SparseTensor) =
-    SparseTensor(sparse_rule("add", a.o, b.o), a._diag && b._diag)
+    SparseTensor(bridge_rule("adcme.sparse", "add", a.o, b.o), a._diag && b._diag)
 
-Base.:+(s::SparseTensor, o::DenseLike) = sparse_rule("add_dense", s.o, o)
+Base.:+(s::SparseTensor, o::DenseLike) = bridge_rule("adcme.sparse", "add_dense", s.o, o)
 Base.:+(o::DenseLike, s::SparseTensor) = s + o
-Base.:-(s::SparseTensor, o::DenseLike) = sparse_rule("add_dense", s.o, -convert_to_tensor(o))
-Base.:-(o::DenseLike, s::SparseTensor) = sparse_rule("add_dense", (-s).o, o)
+Base.:-(s::SparseTensor, o::DenseLike) = bridge_rule("adcme.sparse", "add_dense", s.o, -convert_to_tensor(o))
+Base.:-(o::DenseLike, s::SparseTensor) = bridge_rule("adcme.sparse", "add_dense", (-s).o, o)
 
-Base.:*(c::Real, s::SparseTensor) = SparseTensor(sparse_rule("scale", s.o, Float64(c)), s._diag)
+Base.:*(c::Real, s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "scale", s.o, Float64(c)), s._diag)
 Base.:*(s::SparseTensor, c::Real) = c * s
 Base.:/(s::SparseTensor, c::Real) = (1 / c) * s
 
@@ -238,22 +231,22 @@ dense matrix times a sparse one too; a product of sparse matrices (tensors or Ju
 sparse. A scalar tensor scales.
 """
 function Base.:*(s::SparseTensor, o::PyObject)
-    ndims(o) == 0 && return SparseTensor(sparse_rule("scale", s.o, o), s._diag)
-    sparse_rule("matmul_dense", s.o, o)
+    ndims(o) == 0 && return SparseTensor(bridge_rule("adcme.sparse", "scale", s.o, o), s._diag)
+    bridge_rule("adcme.sparse", "matmul_dense", s.o, o)
 end
-Base.:*(s::SparseTensor, o::AbstractArray{<:Real}) = sparse_rule("matmul_dense", s.o, o)
+Base.:*(s::SparseTensor, o::AbstractArray{<:Real}) = bridge_rule("adcme.sparse", "matmul_dense", s.o, o)
 function Base.:*(o::PyObject, s::SparseTensor)
     ndims(o) == 0 && return s * o
-    sparse_rule("dense_matmul", o, s.o)
+    bridge_rule("adcme.sparse", "dense_matmul", o, s.o)
 end
-Base.:*(o::AbstractMatrix{<:Real}, s::SparseTensor) = sparse_rule("dense_matmul", o, s.o)
+Base.:*(o::AbstractMatrix{<:Real}, s::SparseTensor) = bridge_rule("adcme.sparse", "dense_matmul", o, s.o)
 Base.:*(a::SparseTensor, b::SparseTensor) =
-    SparseTensor(sparse_rule("matmul", a.o, b.o), a._diag && b._diag)
+    SparseTensor(bridge_rule("adcme.sparse", "matmul", a.o, b.o), a._diag && b._diag)
 Base.:*(a::SparseTensor, b::SparseMatrixCSC{<:Real}) = a * constant(b)
 Base.:*(a::SparseMatrixCSC{<:Real}, b::SparseTensor) = constant(a) * b
 
 "`s'`: the transpose of a sparse matrix (sparse, row-major)."
-Base.adjoint(s::SparseTensor) = SparseTensor(sparse_rule("transpose", s.o), s._diag)
+Base.adjoint(s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "transpose", s.o), s._diag)
 
 """
     sum(s::SparseTensor; dims) -> PyObject
@@ -261,7 +254,7 @@ Base.adjoint(s::SparseTensor) = SparseTensor(sparse_rule("transpose", s.o), s._d
 The sum of all entries; with `dims=1` the column sums, with `dims=2` the row sums (vectors).
 """
 Base.sum(s::SparseTensor; dims::Union{Integer,Missing,Nothing} = missing) =
-    sparse_rule("reduce_sum", s.o, dims === missing || dims === nothing ? nothing : Int(dims) - 1)
+    bridge_rule("adcme.sparse", "reduce_sum", s.o, dims === missing || dims === nothing ? nothing : Int(dims) - 1)
 
 """
     reshape(s::SparseTensor, m, n) -> SparseTensor
@@ -269,7 +262,7 @@ Base.sum(s::SparseTensor; dims::Union{Integer,Missing,Nothing} = missing) =
 `tf.sparse.reshape`: the entries in row-major order, as TensorFlow (and ADCME).
 """
 Base.reshape(s::SparseTensor, dims::Integer...) =
-    SparseTensor(sparse_rule("reshape", s.o, Int[d for d in dims]))
+    SparseTensor(bridge_rule("adcme.sparse", "reshape", s.o, Int[d for d in dims]))
 
 # --- concatenation, indexing, block updates -----------------------------------------------
 
@@ -287,7 +280,7 @@ function Base.hvcat(counts::Tuple{Vararg{Int}}, ss::SparseTensor...)
     vcat((hcat(ss[e - c + 1:e]...) for (c, e) in zip(counts, ends))...)
 end
 sparse_concat(axis, ss::SparseTensor...) =
-    length(ss) == 1 ? ss[1] : SparseTensor(sparse_rule("concat", axis, [s.o for s in ss]))
+    length(ss) == 1 ? ss[1] : SparseTensor(bridge_rule("adcme.sparse", "concat", axis, [s.o for s in ss]))
 
 const SparseIndex = Union{Integer,Colon,AbstractVector{<:Integer},AbstractVector{Bool},PyObject}
 
@@ -310,7 +303,7 @@ its dimension and gives a dense vector (or number).
 """
 function Base.getindex(s::SparseTensor, i::SparseIndex, j::SparseIndex)
     check_sparse_index(s, (i, j))
-    out = SparseTensor(sparse_rule("select", s.o, scatter_index(i), scatter_index(j)))
+    out = SparseTensor(bridge_rule("adcme.sparse", "select", s.o, scatter_index(i), scatter_index(j)))
     i isa Integer || j isa Integer || return out
     dense = Array(out)
     i isa Integer && j isa Integer && return dense[1, 1]
@@ -328,7 +321,7 @@ for (name, kind, op) in ((:scatter_update, "update", "="), (:scatter_add, "add",
         function $name(A::SparseLike, i::SparseIndex, j::SparseIndex, B::SparseLike)
             A, B = constant(A), constant(B)
             check_sparse_index(A, (i, j))
-            SparseTensor(sparse_rule("scatter", $kind, A.o, scatter_index(i), scatter_index(j), B.o))
+            SparseTensor(bridge_rule("adcme.sparse", "scatter", $kind, A.o, scatter_index(i), scatter_index(j), B.o))
         end
     end
 end
@@ -338,7 +331,7 @@ end
 
 `s` with the entries stored at one place added into one, in row-major order.
 """
-compress(s::SparseTensor) = SparseTensor(sparse_rule("compress", s.o), s._diag)
+compress(s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "compress", s.o), s._diag)
 
 """
     zero_out_row(A, rows::Vector{Int}) -> SparseTensor
@@ -349,13 +342,19 @@ The sparse matrix `A` (a `SparseTensor` or `SparseMatrixCSC`) without its entrie
 function zero_out_row(A::SparseLike, bd::Union{AbstractVector{<:Integer},PyObject})
     A = constant(A)
     check_sparse_index(A, (bd, :))
-    SparseTensor(sparse_rule("zero_out_row", A.o, scatter_index(bd)))
+    SparseTensor(bridge_rule("adcme.sparse", "zero_out_row", A.o, scatter_index(bd)))
 end
 
 # --- solving ---------------------------------------------------------------------------
 
 const SparseVectorArg = Union{PyObject,AbstractVector{<:Real}}
-const SPARSE_SOLVERS = ("auto", "SparseLU", "SparseQR", "SimplicialLDLT", "SimplicialLLT")
+const SPARSE_SOLVERS = String[]
+
+"ADCME's names of sparse solvers, as the host lists them (read once)."
+function sparse_solvers()
+    isempty(SPARSE_SOLVERS) && append!(SPARSE_SOLVERS, bridge_module("adcme.sparse").METHODS)
+    return SPARSE_SOLVERS
+end
 
 """
     A \\ b, \\(A, b, method) with a SparseTensor A -> PyObject
@@ -364,29 +363,31 @@ The solution of `A x = b` for a square `A` (scipy's sparse LU in the host, on a 
 least squares solution for a tall `A` (minimum norm for a wide one). `b` is a vector, or a
 matrix whose rows are right-hand sides (then row `i` of the result solves against row `i`, as
 ADCME's documentation says). Gradients flow to `b` and to `A`'s values. `method` is one of
-ADCME's names ("auto", "SparseLU", "SparseQR", "SimplicialLDLT", "SimplicialLLT"); all use the
-LU factorization, which gives the one solution of a regular system. A singular matrix fails
-when run, naming it.
+ADCME's solver names ("auto", "SparseLU", "SparseQR", ...; another is refused, listing them);
+all use the LU factorization, which gives the one solution of a regular system. A singular
+matrix fails when run, naming it.
 """
 function Base.:\(s::SparseTensor, o::Union{PyObject,AbstractArray{<:Real}}, method::String = "auto")
-    method in SPARSE_SOLVERS || wrong_argument("\\", "method", method,
-        string("one of ", join(SPARSE_SOLVERS, ", ")), "\\(A, b, \"SparseLU\")")
-    sparse_rule("solve", s.o, o isa PyObject ? o : float_values_nd(o), method)
+    method in sparse_solvers() || wrong_argument("\\", "method", method,
+        string("one of ", join(sparse_solvers(), ", ")), "\\(A, b, \"SparseLU\")")
+    bridge_rule("adcme.sparse", "solve", s.o, o isa PyObject ? o : float_values_nd(o), method)
 end
 Base.:\(A::SparseMatrixCSC{<:Real}, o::PyObject) = constant(A) \ o
 
 float_values_nd(o::AbstractArray{<:Real}) = convert(Array{Float64}, o)
 
 """
-    factorize(A::Union{SparseTensor,SparseMatrixCSC}, max_cache_size=999999) -> (A, handle)
+    factorize(A::Union{SparseTensor,SparseMatrixCSC}, max_cache_size=nothing) -> (A, handle)
 
 `A` with a handle to its LU factors, made once per run of the graph; `solve(Afac, b)` and
 `Afac \\ b` use them, so several right-hand sides share one factorization. At most
-`max_cache_size` factorize ops keep their factors (the least recently used is dropped).
+`max_cache_size` factorize ops keep their factors (the least recently used is dropped);
+`nothing` is ADCME's default, 999999.
 """
-function factorize(A::SparseLike, max_cache_size::Integer = 999999)
+function factorize(A::SparseLike, max_cache_size::Union{Integer,Nothing} = nothing)
     A = constant(A)
-    (A, sparse_rule("factorize", A.o, Int(max_cache_size)))
+    limit = max_cache_size === nothing ? nothing : Int(max_cache_size)
+    (A, bridge_rule("adcme.sparse", "factorize", A.o, limit))
 end
 
 """
@@ -397,7 +398,7 @@ The solution of `A x = rhs` with `Afac = factorize(A)`'s factors; gradients flow
 `A`'s values.
 """
 solve(Afac::Tuple{SparseTensor,PyObject}, rhs::Union{PyObject,AbstractArray{<:Real}}) =
-    sparse_rule("factorized_solve", Afac[1].o, Afac[2], rhs isa PyObject ? rhs : float_values_nd(rhs))
+    bridge_rule("adcme.sparse", "factorized_solve", Afac[1].o, Afac[2], rhs isa PyObject ? rhs : float_values_nd(rhs))
 Base.:\(Afac::Tuple{SparseTensor,PyObject}, rhs::Union{PyObject,AbstractArray{<:Real}}) =
     solve(Afac, rhs)
 
@@ -410,7 +411,7 @@ Julia vectors, with gradients.
 """
 function trisolve(a::SparseVectorArg, b::SparseVectorArg, c::SparseVectorArg, d::SparseVectorArg)
     args = map(x -> x isa PyObject ? x : float_values(x), (a, b, c, d))
-    sparse_rule("trisolve", args...)
+    bridge_rule("adcme.sparse", "trisolve", args...)
 end
 
 # --- assembling row by row while the graph runs -------------------------------------------
@@ -432,7 +433,7 @@ J = assemble(5, 5, [op1; op2])   # a SparseTensor
 """
 SparseAssembler(handle::Union{PyObject,Integer}, n::Union{PyObject,Integer},
                 tol::Union{PyObject,Real} = 0.0) =
-    sparse_rule("assembler", handle, n, tol isa PyObject ? tol : Float64(tol))
+    bridge_rule("adcme.sparse", "assembler", handle, n, tol isa PyObject ? tol : Float64(tol))
 
 """
     accumulate(handle::PyObject, row, cols, vals) -> PyObject
@@ -443,7 +444,7 @@ An op that, when run, adds `vals[k]` at `A[row, cols[k]]` of the assembler `hand
 Base.accumulate(handle::PyObject, row::Union{PyObject,Integer},
                 cols::Union{PyObject,AbstractVector{<:Integer}},
                 vals::Union{PyObject,AbstractVector{<:Real}}) =
-    sparse_rule("assembler_add", handle, row, cols, float_values(vals))
+    bridge_rule("adcme.sparse", "assembler_add", handle, row, cols, float_values(vals))
 
 """
     assemble(m, n, ops) -> SparseTensor
@@ -452,4 +453,4 @@ The m×n sparse matrix of what the `accumulate` ops `ops` (one, or several as `[
 added, when run; the assembler is then closed (run `SparseAssembler` again to reuse it).
 """
 assemble(m::Union{PyObject,Integer}, n::Union{PyObject,Integer}, ops::PyObject) =
-    SparseTensor(sparse_rule("assembler_take", ops, m, n))
+    SparseTensor(bridge_rule("adcme.sparse", "assembler_take", ops, m, n))

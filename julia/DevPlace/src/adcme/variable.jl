@@ -17,7 +17,7 @@ constant(c::Char; kwargs...) = constant(string(c); kwargs...)
 The Julia type of a tensor's elements (`Float64` for float64, `Int32` for int32, ...);
 `nothing` for a non-numeric tensor (e.g. strings).
 """
-get_dtype(o::PyObject) = adcme_rule("dtype", o)
+get_dtype(o::PyObject) = bridge_rule("adcme.variable", "dtype", o)
 
 """
     convert_to_tensor(o; dtype=missing)
@@ -105,16 +105,16 @@ yet. The second form makes it with initial value `o` (a number, an array or a te
 of type `dtype` and size `shape`; both inside `variable_scope(scope)`, named `unnamed_...` when
 no name is given. Asked again with the same name, each returns the same variable.
 """
-get_variable(name::String; kwargs...) = adcme_rule("variable", name, ""; tf_kwargs("get_variable", kwargs)...)
+get_variable(name::String; kwargs...) = bridge_rule("adcme.variable", "variable", name, ""; tf_kwargs("get_variable", kwargs)...)
 
 function get_variable(o::Union{PyObject,Bool,Number,AbstractArray{<:Number}};
                       name::Union{String,Missing} = missing, scope::String = "")
-    adcme_rule("variable", name === missing ? unnamed() : name, scope; initializer = constant(o))
+    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope; initializer = constant(o))
 end
 
 function get_variable(dtype::Type; shape::Union{AbstractVector{<:Integer},Tuple},
                       name::Union{String,Missing} = missing, scope::String = "")
-    adcme_rule("variable", name === missing ? unnamed() : name, scope; shape = collect(shape),
+    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope; shape = collect(shape),
                dtype = dtype)
 end
 
@@ -145,21 +145,21 @@ The norm of all gradients of `l` with respect to `o` (a tensor or a vector of th
 `sqrt(sum_i norm(dl/do_i)^2)`, for debugging training.
 """
 gradient_magnitude(l::PyObject, o::Union{AbstractArray,PyObject}) =
-    adcme_rule("gradient_magnitude", l, o isa PyObject ? [o] : collect(o))
+    bridge_rule("adcme.variable", "gradient_magnitude", l, o isa PyObject ? [o] : collect(o))
 
 """
     jacobian(y::PyObject, x::PyObject) -> PyObject
 
 The Jacobian matrix `J[i, j] = dy[i]/dx[j]` of two vectors.
 """
-jacobian(y::PyObject, x::PyObject) = adcme_rule("jacobian", y, x)
+jacobian(y::PyObject, x::PyObject) = bridge_rule("adcme.variable", "jacobian", y, x)
 
 """
     hessian(ys::PyObject, xs::PyObject) -> PyObject
 
 The Hessian matrix of a scalar `ys` with respect to a vector `xs`.
 """
-hessian(ys::PyObject, xs::PyObject; kwargs...) = adcme_rule("hessian", ys, xs; kwargs...)
+hessian(ys::PyObject, xs::PyObject; kwargs...) = bridge_rule("adcme.variable", "hessian", ys, xs; kwargs...)
 
 """
     hessian_vector(f, xs, v) -> PyObject
@@ -167,7 +167,7 @@ hessian(ys::PyObject, xs::PyObject; kwargs...) = adcme_rule("hessian", ys, xs; k
 The Hessian of the scalar `f` with respect to `xs` times the vector `v`, without forming the
 Hessian.
 """
-hessian_vector(f, xs, v; kwargs...) = adcme_rule("hessian_vector", f, xs, v; kwargs...)
+hessian_vector(f, xs, v; kwargs...) = bridge_rule("adcme.variable", "hessian_vector", f, xs, v; kwargs...)
 
 """
     gradient_checkpointing(type="speed")
@@ -227,7 +227,7 @@ A tensor from a Julia vector or matrix whose entries are numbers and scalar tens
 ADCME's signature; the result is the same.)
 """
 function tensor(v::AbstractVecOrMat; dtype::Type = Float64, sparse::Bool = false)
-    adcme_rule("tensor_from", vec(collect(Any, v)), collect(size(v)), dtype)
+    bridge_rule("adcme.variable", "tensor_from", vec(collect(Any, v)), collect(size(v)), dtype)
 end
 tensor(v::PyObject; dtype::Type = Float64, sparse::Bool = false) = convert_to_tensor(v; dtype = dtype)
 
@@ -250,7 +250,7 @@ end
 
 Element `i` (counted from 1; an integer or an integer tensor) of the TensorArray `ta`.
 """
-Base.read(ta::PyObject, i::Union{PyObject,Integer}) = adcme_rule("tensor_array_read", ta, i)
+Base.read(ta::PyObject, i::Union{PyObject,Integer}) = bridge_rule("adcme.variable", "tensor_array_read", ta, i)
 
 """
     write(ta::PyObject, i, value) -> PyObject
@@ -259,7 +259,7 @@ The TensorArray `ta` with element `i` (counted from 1) set to `value` (a tensor 
 number or array); use the result, as TensorFlow does: `ta = write(ta, i, value)`.
 """
 Base.write(ta::PyObject, i::Union{PyObject,Integer}, value::Union{PyObject,Real,AbstractArray{<:Real}}) =
-    adcme_rule("tensor_array_write", ta, i, value)
+    bridge_rule("adcme.variable", "tensor_array_write", ta, i, value)
 
 """
     copy(o::PyObject) -> PyObject
@@ -290,4 +290,4 @@ ones_like(o::Union{PyObject,Real,AbstractArray{<:Real}}, args...; kwargs...) =
 
 Whether `o` is a trainable variable.
 """
-is_variable(o::PyObject) = adcme_rule("is_variable", o)::Bool
+is_variable(o::PyObject) = bridge_rule("adcme.variable", "is_variable", o)::Bool

@@ -20,7 +20,7 @@ import scipy.optimize
 from devplace._tf import tf
 from devplace.errors import ArgumentValueError
 
-__all__ = ["CustomOptimizer", "ScipyOptimizerInterface", "bfgs_minimize"]
+__all__ = ["CustomOptimizer", "PackedProblem", "ScipyOptimizerInterface", "bfgs_minimize"]
 
 BOUNDED_METHODS = ("L-BFGS-B", "TNC", "SLSQP", "Powell", "Nelder-Mead", "trust-constr", "COBYQA")
 CONSTRAINED_METHODS = ("SLSQP", "COBYLA", "COBYQA", "trust-constr")
@@ -41,12 +41,14 @@ def _flat_bounds(var: Any, bounds: Any) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-class ScipyOptimizerInterface:
-    """Minimize `loss` over `var_list` (default: the trainable variables) with scipy.
+class PackedProblem:
+    """`loss` over `var_list` (default: the trainable variables) as a function of one float64
+    vector: what both optimizers below minimize (TF1's `ExternalOptimizerInterface`).
 
     `var_to_bounds` maps a variable to its (lower, upper) bounds (numbers or arrays of its
-    shape); `equalities` and `inequalities` are scalar tensors kept `== 0` and `>= 0` (SLSQP and
-    the other constrained methods); `grads` (one per variable) replaces `tf.gradients(loss, ...)`.
+    shape); `equalities` and `inequalities` are scalar tensors kept `== 0` and `>= 0`; `grads`
+    (one per variable) replaces `tf.gradients(loss, ...)`. Variables the loss does not depend on
+    are left out. `optimizer_kwargs` are kept for the optimizer (as TF1 keeps them).
     """
 
     def __init__(
@@ -56,16 +58,15 @@ class ScipyOptimizerInterface:
         equalities: Sequence[Any] = (),
         inequalities: Sequence[Any] = (),
         var_to_bounds: dict[Any, Any] | None = None,
-        method: str = "L-BFGS-B",
-        options: dict[str, Any] | None = None,
         grads: Sequence[Any] | None = None,
         **optimizer_kwargs: Any,
     ) -> None:
         self.loss = loss
+        self.optimizer_kwargs = optimizer_kwargs
         self.vars = list(var_list if var_list is not None else tf.trainable_variables())
         if not self.vars:
             raise ArgumentValueError(
-                "ScipyOptimizerInterface", "var_list", self.vars, "at least one variable",
+                type(self).__name__, "var_list", self.vars, "at least one variable",
                 "make one with Variable(1.0) before the loss",
             )  # fmt: skip
         if grads is None:
@@ -81,31 +82,23 @@ class ScipyOptimizerInterface:
         self.constraint_grads = [
             self._packed(tf.gradients(c, self.vars)) for _, c in self.constraints
         ]
-        self.method = method
-        self.options = dict(options or {})
-        self.optimizer_kwargs = optimizer_kwargs
-        self.bounds = self._bounds(var_to_bounds or {})
+        self.bounded = bool(var_to_bounds)
+        self.lower, self.upper = self._bounds(var_to_bounds or {})
         self.placeholders = [
             tf.placeholder(v.dtype.base_dtype, s)
             for v, s in zip(self.vars, self.shapes, strict=True)
         ]
         self.assign_ops = [v.assign(p) for v, p in zip(self.vars, self.placeholders, strict=True)]
 
-    def _bounds(
-        self, var_to_bounds: dict[Any, Any]
-    ) -> list[tuple[float | None, float | None]] | None:
-        if not var_to_bounds:
-            return None
+    def _bounds(self, var_to_bounds: dict[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The packed vector's lower and upper bounds (infinite where a variable has none)."""
         lower, upper = [], []
         for var, size in zip(self.vars, self.sizes, strict=True):
             lo, up = _flat_bounds(var, var_to_bounds[var]) if var in var_to_bounds else (
                 np.full(size, -np.inf), np.full(size, np.inf))  # fmt: skip
             lower.append(lo)
             upper.append(up)
-        return [
-            (None if math.isinf(a) else float(a), None if math.isinf(b) else float(b))
-            for a, b in zip(np.concatenate(lower), np.concatenate(upper), strict=True)
-        ]
+        return np.concatenate(lower), np.concatenate(upper)
 
     def unpack(self, x: np.ndarray) -> list[np.ndarray]:
         """The packed vector `x` as one array per variable."""
@@ -144,6 +137,24 @@ class ScipyOptimizerInterface:
             0,
         )
 
+
+class ScipyOptimizerInterface(PackedProblem):
+    """Minimize `loss` over `var_list` (default: the trainable variables) with scipy.
+
+    The arguments are `PackedProblem`'s; `optimizer_kwargs` go to `scipy.optimize.minimize`:
+    `method` (L-BFGS-B unless given; `equalities` and `inequalities` need a constrained one such
+    as SLSQP), `options` and scipy's other keywords.
+    """
+
+    def _scipy_bounds(self) -> list[tuple[float | None, float | None]] | None:
+        """scipy's bounds: a (lower, upper) pair per entry, None where unbounded."""
+        if not self.bounded:
+            return None
+        return [
+            (None if math.isinf(a) else float(a), None if math.isinf(b) else float(b))
+            for a, b in zip(self.lower, self.upper, strict=True)
+        ]
+
     def _scipy_constraints(self, session: Any, feed_dict: Any) -> list[dict[str, Any]]:
         def evaluate(t: Any) -> Callable[[np.ndarray], Any]:
             return lambda x: session.run(t, feed_dict=self._feed(x, feed_dict))
@@ -166,6 +177,9 @@ class ScipyOptimizerInterface:
         when it stops early). `loss_callback(*fetched)` follows each evaluation (`fetches`
         evaluated with the loss), `step_callback(x)` each accepted step. Returns scipy's result."""
         fetches = list(fetches or [])
+        scipy_kwargs = dict(self.optimizer_kwargs)
+        method = scipy_kwargs.pop("method", "L-BFGS-B")
+        options = dict(scipy_kwargs.pop("options", None) or {})
         x0 = self.packed_values(session, feed_dict)
         accepted = [x0.copy()]
 
@@ -189,14 +203,14 @@ class ScipyOptimizerInterface:
                 loss_and_grad,
                 x0,
                 jac=True,
-                method=self.method,
-                bounds=self.bounds if self.method in BOUNDED_METHODS else None,
+                method=method,
+                bounds=self._scipy_bounds() if method in BOUNDED_METHODS else None,
                 constraints=self._scipy_constraints(session, feed_dict)
-                if self.method in CONSTRAINED_METHODS
+                if method in CONSTRAINED_METHODS
                 else (),
                 callback=on_step,
-                options=self.options,
-                **self.optimizer_kwargs,
+                options=options,
+                **scipy_kwargs,
             )
         except BaseException:
             self.assign(session, accepted[0])  # Ctrl-C or an error: keep the best values so far
@@ -205,7 +219,7 @@ class ScipyOptimizerInterface:
         return result
 
 
-class CustomOptimizer(ScipyOptimizerInterface):
+class CustomOptimizer(PackedProblem):
     """ADCME's `CustomOptimizer`: the minimization done by a user's function
     `driver(f, df, c, dc, x0, x_L, x_U, nineq, neq) -> x` (a Julia function in DevPlace.jl)."""
 
@@ -213,13 +227,9 @@ class CustomOptimizer(ScipyOptimizerInterface):
         super().__init__(loss, **kwargs)
         self.driver = driver
 
-    def minimize(self, session: Any, feed_dict: Any = None, **_: Any) -> np.ndarray:  # type: ignore[override]
+    def minimize(self, session: Any, feed_dict: Any = None) -> np.ndarray:
         """Run the driver; assign the `x` it returns to the variables, and return it."""
         x0 = self.packed_values(session, feed_dict)
-        lower, upper = (
-            np.array([-np.inf if b[0] is None else b[0] for b in self.bounds]),
-            np.array([np.inf if b[1] is None else b[1] for b in self.bounds]),
-        ) if self.bounds else (np.full(x0.size, -np.inf), np.full(x0.size, np.inf))  # fmt: skip
         constraints = [c for _, c in self.constraints]
         kinds = [kind for kind, _ in self.constraints]
         order = [i for i, k in enumerate(kinds) if k == "ineq"] + [
@@ -243,8 +253,8 @@ class CustomOptimizer(ScipyOptimizerInterface):
             c,
             dc,
             x0,
-            lower,
-            upper,
+            self.lower,
+            self.upper,
             kinds.count("ineq"),
             kinds.count("eq"),
         )

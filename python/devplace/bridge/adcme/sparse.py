@@ -1,27 +1,26 @@
-"""ADCME's sparse matrices (`SparseTensor`) for DevPlace.jl, built from TensorFlow ops.
+"""ADCME's sparse matrices (`julia/DevPlace/src/adcme/sparse.jl`), built from TensorFlow ops.
 
 A sparse matrix is a `tf.SparseTensor` of float64 values with row-major sorted indices.
 Products, sums, concatenation, indexing and block updates are gathers, sorts and segment sums,
 so they run on any device and TensorFlow differentiates them. Solving needs a sparse
 factorization, which TensorFlow lacks: it runs scipy's SuperLU in this (the host) process
 through `py_func`, on a CPU, with its gradient (`A x = b` gives `db = A^-T g` and
-`dA[i, j] = -(A^-T g)[i] x[j]`). Indices from Julia arrive 0-based as Julia values and 1-based
-as tensors, as in `devplace.bridge.adcme`.
+`dA[i, j] = -(A^-T g)[i] x[j]`); the factors wait in `factorizations`, the rows of
+`SparseAssembler`s in `assemblers`. Indices arrive as `calls.zero_based` takes them.
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg
 
 from devplace._tf import tf
+from devplace.bridge.adcme import factorizations
+from devplace.bridge.adcme.assemblers import ASSEMBLERS
+from devplace.bridge.adcme.calls import F64, I64, zero_based
+from devplace.bridge.adcme.factorizations import DEFAULT_CACHE, FACTORIZATIONS
 from devplace.errors import ArgumentValueError
 
 __all__ = [
@@ -58,9 +57,6 @@ __all__ = [
     "zero_out_row",
 ]
 
-F64 = tf.float64
-I64 = tf.int64
-
 #: ADCME's names of sparse solvers; each is scipy's SuperLU here (one answer for a regular A).
 METHODS = ("auto", "SparseLU", "SparseQR", "SimplicialLDLT", "SimplicialLLT")
 
@@ -73,13 +69,6 @@ def _host_op(fn: Any, inputs: list[Any], out: Any, stateful: bool = True) -> Any
     """`fn` of numpy values run by this process when the graph runs, on a CPU."""
     with tf.device(HOST_CPU):
         return tf.py_func(fn, inputs, out, stateful=stateful)
-
-
-def _index(x: Any) -> Any:
-    """Indices as a 0-based int64 vector: Julia values come 0-based, tensors 1-based."""
-    if isinstance(x, (tf.Tensor, tf.Variable)):
-        return tf.reshape(tf.cast(x, I64), [-1]) - 1
-    return tf.constant(np.asarray(x, dtype=np.int64).reshape(-1))
 
 
 def _size(x: Any) -> Any:
@@ -114,7 +103,7 @@ def static_dims(sp: Any) -> tuple[int | None, int | None]:
 
 def from_ijv(rows: Any, cols: Any, values: Any, m: Any, n: Any) -> Any:
     """ADCME's `SparseTensor(ii, jj, vv, m, n)`: entries in row-major order, duplicates kept."""
-    indices = tf.stack([_index(rows), _index(cols)], axis=1)
+    indices = tf.stack([zero_based(rows), zero_based(cols)], axis=1)
     return tf.sparse.reorder(_sparse(indices, values, _size(m), _size(n)))
 
 
@@ -273,7 +262,7 @@ def concat(axis: int, sps: Sequence[Any]) -> Any:
 
 def _selector(index: Any, size: Any, rows: bool) -> Any:
     """The 0/1 matrix picking `index` as rows (p×size) or as columns (size×p) by product."""
-    picked = _index(index)
+    picked = zero_based(index)
     p = picked.shape.as_list()[0]
     p = tf.shape(picked, out_type=I64)[0] if p is None else p
     pos = tf.range(tf.cast(p, I64))
@@ -304,8 +293,8 @@ def scatter(kind: str, a: Any, rows: Any, cols: Any, b: Any) -> Any:
     """ADCME's `scatter_update(A, rows, cols, B)` (`A[rows, cols] = B`) and `scatter_add`
     (`A[rows, cols] += B`) of sparse matrices, sparse results."""
     m, n = dims(a)
-    rows = tf.range(tf.cast(m, I64)) if rows is None else _index(rows)
-    cols = tf.range(tf.cast(n, I64)) if cols is None else _index(cols)
+    rows = zero_based(rows, m)
+    cols = zero_based(cols, n)
     placed = tf.stack([tf.gather(rows, b.indices[:, 0]), tf.gather(cols, b.indices[:, 1])], axis=1)
     kept_indices, kept_values = a.indices, a.values
     if kind == "update":
@@ -320,7 +309,7 @@ def scatter(kind: str, a: Any, rows: Any, cols: Any, b: Any) -> Any:
 def zero_out_row(sp: Any, rows: Any) -> Any:
     """ADCME's `zero_out_row`: the matrix without its entries in `rows`."""
     m, n = dims(sp)
-    drop = _member(_index(rows), m, sp.indices[:, 0])
+    drop = _member(zero_based(rows), m, sp.indices[:, 0])
     return _sparse(tf.boolean_mask(sp.indices, ~drop), tf.boolean_mask(sp.values, ~drop), m, n)
 
 
@@ -340,29 +329,6 @@ def reshape(sp: Any, shape: Sequence[int]) -> Any:
 
 
 # --- solving: scipy's SuperLU in the host, with gradients --------------------------------
-
-
-def _matrix(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> Any:
-    a = scipy.sparse.csc_matrix((values, (indices[:, 0], indices[:, 1])), shape=tuple(shape))
-    return a  # duplicate entries added, as in ADCME
-
-
-def _lu(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> Any:
-    try:
-        return scipy.sparse.linalg.splu(_matrix(indices, values, shape))
-    except RuntimeError as err:  # SuperLU: "Factor is exactly singular"
-        raise ValueError(
-            f"sparse solve: the {shape[0]}×{shape[1]} matrix is singular ({err}); "
-            "a square system needs a regular matrix"
-        ) from err
-
-
-def _apply(lu: Any, rhs: np.ndarray, trans: bool) -> np.ndarray:
-    """`A \\ rhs` (`A' \\ rhs` with `trans`) for a vector or rows of right-hand sides."""
-    how = "T" if trans else "N"
-    if rhs.ndim == 1:
-        return lu.solve(rhs, trans=how)
-    return np.ascontiguousarray(lu.solve(np.ascontiguousarray(rhs.T), trans=how).T)
 
 
 def _values_gradient(indices: Any, lam: Any, x: Any) -> Any:
@@ -404,7 +370,7 @@ def solve(sp: Any, rhs: Any, method: str) -> Any:
 
 def _square_solve(sp: Any, rhs: Any) -> Any:
     """`A \\ b` through A's LU factors, which its gradient's adjoint solve uses again."""
-    return factorized_solve(sp, factorize(sp, DEFAULT_CACHE), rhs)
+    return factorized_solve(sp, factorize(sp), rhs)
 
 
 def _least_squares(sp: Any, rhs: Any, tall: bool) -> Any:
@@ -421,58 +387,14 @@ def _least_squares(sp: Any, rhs: Any, tall: bool) -> Any:
     return rows_of(matmul_dense(at, rows_of(y)))
 
 
-#: ADCME's default `max_cache_size` of `factorize`.
-DEFAULT_CACHE = 999999
-
-
-class _Factorizations:
-    """LU factors by key. Each factorize op keeps those of its latest few runs (one per run in
-    flight; a run's solves find its own by the key it made), and at most `limit` factorize ops
-    keep theirs (the least recently run one drops)."""
-
-    KEPT_PER_OP = 4
-
-    def __init__(self) -> None:
-        self._ops: OrderedDict[int, OrderedDict[int, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._numbers = itertools.count(1)
-
-    def number(self) -> int:
-        """A new number, for an op or a run (never the same twice)."""
-        return next(self._numbers)
-
-    def put(self, op: int, lu: Any, limit: int) -> int:
-        key = self.number()
-        with self._lock:
-            runs = self._ops.setdefault(op, OrderedDict())
-            self._ops.move_to_end(op)
-            runs[key] = lu
-            while len(runs) > self.KEPT_PER_OP:
-                runs.popitem(last=False)
-            while len(self._ops) > max(1, limit):
-                self._ops.popitem(last=False)
-        return key
-
-    def get(self, key: int) -> Any:
-        with self._lock:
-            for runs in self._ops.values():
-                if key in runs:
-                    return runs[key]
-        raise ValueError(
-            f"solve: factorization {key} was dropped (more factorize ops than "
-            "max_cache_size, or more runs of one at once than it keeps); raise max_cache_size"
-        )
-
-
-FACTORIZATIONS = _Factorizations()
-
-
-def factorize(sp: Any, max_cache_size: int) -> Any:
-    """ADCME's `factorize`: an int64 handle to `sp`'s LU factors, made each time it runs."""
+def factorize(sp: Any, max_cache_size: int | None = None) -> Any:
+    """ADCME's `factorize`: an int64 handle to `sp`'s LU factors, made each time it runs; at most
+    `max_cache_size` factorize ops keep theirs (ADCME's `DEFAULT_CACHE` when None)."""
     op = FACTORIZATIONS.number()
+    limit = DEFAULT_CACHE if max_cache_size is None else max_cache_size
 
     def run(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> np.int64:
-        return np.int64(FACTORIZATIONS.put(op, _lu(indices, values, shape), max_cache_size))
+        return np.int64(FACTORIZATIONS.put(op, factorizations.lu(indices, values, shape), limit))
 
     handle = _host_op(run, [sp.indices, sp.values, sp.dense_shape], I64)
     handle.set_shape([])
@@ -481,7 +403,7 @@ def factorize(sp: Any, max_cache_size: int) -> Any:
 
 def _factored_solve(handle: Any, rhs: Any, trans: bool) -> Any:
     def run(key: np.int64, b: np.ndarray) -> np.ndarray:
-        return _apply(FACTORIZATIONS.get(int(key)), b, trans)
+        return factorizations.solve(FACTORIZATIONS.get(int(key)), b, trans)
 
     out = _host_op(run, [handle, rhs], F64, stateful=False)
     out.set_shape(rhs.shape)
@@ -529,50 +451,6 @@ def trisolve(a: Any, b: Any, c: Any, d: Any) -> Any:
 
 
 # --- ADCME's SparseAssembler: rows accumulated in the host while the graph runs ----------
-
-
-class _Assemblers:
-    """Sparse matrices being assembled, by handle: per row, its columns and values."""
-
-    def __init__(self) -> None:
-        self._open: dict[int, tuple[float, list[list[tuple[int, float]]]]] = {}
-        self._lock = threading.Lock()
-
-    def create(self, handle: int, nrows: int, tol: float) -> int:
-        with self._lock:
-            self._open.setdefault(handle, (tol, [[] for _ in range(nrows)]))
-        return handle
-
-    def add(self, handle: int, row: int, cols: np.ndarray, vals: np.ndarray) -> int:
-        with self._lock:
-            tol, rows = self._entries(handle)
-            if not 1 <= row <= len(rows):
-                raise ValueError(
-                    f"accumulate: row {row} is outside 1..{len(rows)} (the assembler's rows)"
-                )
-            kept = [(int(c), float(v)) for c, v in zip(cols, vals, strict=True) if abs(v) > tol]
-            rows[row - 1].extend(kept)
-        return handle
-
-    def take(self, handle: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The entries row by row (rows and columns from 1); the assembler is then closed."""
-        with self._lock:
-            _, rows = self._entries(handle)
-            del self._open[handle]
-        entries = [(i + 1, c, v) for i, row in enumerate(rows) for c, v in row]
-        ii, jj, vv = zip(*entries, strict=True) if entries else ((), (), ())
-        return (np.array(ii, np.int64), np.array(jj, np.int64), np.array(vv, np.float64))
-
-    def _entries(self, handle: int) -> tuple[float, list[list[tuple[int, float]]]]:
-        if handle not in self._open:
-            raise ValueError(
-                f"sparse assembler {handle} is not open: run SparseAssembler({handle}, n) "
-                "first (assemble closes it)"
-            )
-        return self._open[handle]
-
-
-ASSEMBLERS = _Assemblers()
 
 
 def assembler(handle: Any, nrows: Any, tol: Any) -> Any:
