@@ -37,9 +37,21 @@ export SparseTensor, RawSparseTensor, spdiag, spzero, spdiagm, dense_to_sparse, 
 export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        GradientDescentOptimizer, RMSPropOptimizer, minimize, ScipyOptimizerInterface,
        ScipyOptimizerMinimize, BFGS!, Optimize!, CustomOptimizer, newton_raphson,
-       newton_raphson_with_grad, NonlinearConstrainedProblem, NRResult, ae, ae_init, ae_num,
+       newton_raphson_with_grad, NonlinearConstrainedProblem, reset_default_options, ae, ae_init, ae_num,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
        Diary, scalar
+
+# ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
+# binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
+export ADCME
+
+"""
+    ADCME
+
+DevPlace itself under ADCME's name, for code written with ADCME's qualified names:
+`ADCME.options.newton_raphson.verbose = true`, `ADCME.save(sess, "w.mat")`.
+"""
+const ADCME = DevPlace
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 

@@ -114,7 +114,7 @@ constant(value; dtype = julia_dtype(value), kwargs...) =
 A placeholder, as `dp.placeholder`; `dtype` may be a Julia type (`Float64`) or a TF dtype. As in
 ADCME, it is a scalar unless `shape` says otherwise (`shape=[nothing, 3]`; `nothing`: unknown).
 Given a Julia number or array instead (as in ADCME), a placeholder with that value as its
-default, of the value's type and size.
+default, of the value's size and type (or `dtype`'s: `placeholder(1, dtype=Float64)`).
 """
 function placeholder(dtype; shape = (), kwargs...)
     dtype isa Type && !(dtype <: WireNumber) && wrong_argument("placeholder", "dtype", dtype,
@@ -124,8 +124,8 @@ function placeholder(dtype; shape = (), kwargs...)
     dpcall("placeholder", dtype; shape = shape, kwargs...)
 end
 
-placeholder(value::Union{Number,AbstractArray}; kwargs...) =
-    call_python(TF_PLACEHOLDER_WITH_DEFAULT, "placeholder", (constant(value),),
+placeholder(value::Union{Number,AbstractArray}; dtype = julia_dtype(value), kwargs...) =
+    call_python(TF_PLACEHOLDER_WITH_DEFAULT, "placeholder", (constant(value; dtype = dtype),),
                 (; shape = size(value), kwargs...))
 
 const TF_PLACEHOLDER_WITH_DEFAULT = attribute(TF_MODULE, "placeholder_with_default")
@@ -147,8 +147,10 @@ end
 
 A TF1 session configured as `dp.Session` (see its docstring for every keyword). Each option's
 type is checked here (`soft="no"` is an error, not true); its range is checked in Python.
+ADCME's `CPU` and `GPU` (device counts) are `cpus` and `gpus`.
 """
 function Session(; kwargs...)
+    kwargs = adcme_session_keywords(kwargs)
     for (name, value) in pairs(kwargs)
         expected, ok, example = get(SESSION_OPTIONS, name, ("", _ -> true, ""))
         ok(value) || wrong_argument("Session", string("option `", name, "`"), value, expected,
@@ -159,6 +161,18 @@ end
 Session(args...; kwargs...) = throw(ArgumentError(string(
     "Session takes keyword arguments only, got ", length(args), " positional: ",
     summary_of(args), ". Hint: Session(cpus=2, soft=true)")))
+
+"Session's keywords with ADCME's `CPU`/`GPU` renamed `cpus`/`gpus` (both names at once: an error)."
+function adcme_session_keywords(kwargs)
+    out = Dict{Symbol,Any}(kwargs)
+    for (adcme, own) in (:CPU => :cpus, :GPU => :gpus)
+        haskey(out, adcme) || continue
+        haskey(out, own) && throw(ArgumentError(string("Session: `", adcme, "` (ADCME's name) and `",
+            own, "` are the same option, given twice. Hint: Session(", own, "=2)")))
+        out[own] = pop!(out, adcme)
+    end
+    return out
+end
 
 # Each Session option's type, what to say, and an example (Python checks the ranges).
 is_real(x) = x isa Real && !(x isa Bool)

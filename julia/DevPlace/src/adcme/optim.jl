@@ -255,12 +255,32 @@ function CustomOptimizer(opt::Function)
 end
 
 """
+    OptionsNewtonRaphson_LineSearch
+
+ADCME's options of `newton_raphson`'s backtracking line search
+(`DevPlace.options.newton_raphson.linesearch_options`): `c1` (1e-4, the sufficient decrease
+factor), `ρ_hi` (0.5) and `ρ_lo` (0.1) bound each new step to `[ρ_lo, ρ_hi]` times the last,
+`iterations` (1000, the most steps tried), `maxstep` (unused, as in ADCME) and `αinitial` (1.0,
+the first step).
+"""
+mutable struct OptionsNewtonRaphson_LineSearch
+    c1::Float64
+    ρ_hi::Float64
+    ρ_lo::Float64
+    iterations::Int64
+    maxstep::Int64
+    αinitial::Float64
+    OptionsNewtonRaphson_LineSearch() = new(1e-4, 0.5, 0.1, 1000, 9999999, 1.0)
+end
+
+"""
     OptionsNewtonRaphson
 
 ADCME's options of `newton_raphson` (`DevPlace.options.newton_raphson`): `max_iter` (100),
 `verbose` (false: true prints each iteration's residual), `rtol` and `tol` (1e-12, relative and
-absolute residual tolerances), `LM` (0.0: a Levenberg-Marquardt shift `(J + LM*I) \\ r`) and
-`linesearch` (false; a line search is not available in DevPlace).
+absolute residual tolerances), `LM` (0.0: a Levenberg-Marquardt shift `(J + LM*I) \\ r`),
+`linesearch` (false: true scales each Newton step by a backtracking line search on the
+objective, see `newton_raphson`) and `linesearch_options` (`OptionsNewtonRaphson_LineSearch`).
 """
 mutable struct OptionsNewtonRaphson
     max_iter::Int64
@@ -269,7 +289,8 @@ mutable struct OptionsNewtonRaphson
     tol::Float64
     LM::Float64
     linesearch::Bool
-    OptionsNewtonRaphson() = new(100, false, 1e-12, 1e-12, 0.0, false)
+    linesearch_options::OptionsNewtonRaphson_LineSearch
+    OptionsNewtonRaphson() = new(100, false, 1e-12, 1e-12, 0.0, false, OptionsNewtonRaphson_LineSearch())
 end
 
 """
@@ -299,6 +320,18 @@ end
 const options = Options()
 
 """
+    reset_default_options()
+
+Set every option of `DevPlace.options` back to its default (the object stays the same, so
+`ADCME.options` read earlier sees the reset too).
+"""
+function reset_default_options()
+    defaults = Options()
+    options.newton_raphson, options.training = defaults.newton_raphson, defaults.training
+    return options
+end
+
+"""
     NRResult
 
 What `newton_raphson` gives: `x` the solution, `res` the residual norms, `u` the iterates (one
@@ -321,18 +354,28 @@ Base.run(sess::PyObject, nr::NRResult) = NRResult(run(sess, [nr.x, nr.res, nr.u,
 Solve `r(u) = 0` by Newton-Raphson iterations built into the graph (`while_loop`):
 `func(θ, u, args...; kwargs...)` gives the residual `r` and its Jacobian `A` (a tensor, or a
 sparse matrix), `u0` is the initial vector. Options are `DevPlace.options.newton_raphson` (see
-`OptionsNewtonRaphson`). No gradients flow through the result: see `newton_raphson_with_grad`.
+`OptionsNewtonRaphson`). With `linesearch = true`, `func` gives an objective first, `(f, r, A)`
+(`r` the gradient of the scalar `f`), and each step `-A⁻¹r` is scaled by a backtracking line
+search (cubic interpolation, Armijo's condition) until `f` decreases enough. No gradients
+flow through the result: see `newton_raphson_with_grad`.
 """
 function newton_raphson(func::Function, u0::Union{AbstractArray,PyObject},
                         θ::Union{Missing,PyObject,AbstractArray{<:Real}} = missing,
                         args::PyObject...; kwargs...)
     o = options.newton_raphson
-    o.linesearch && throw(ArgumentError(string("newton_raphson: a line search is not ",
-        "available in DevPlace. Hint: DevPlace.options.newton_raphson.linesearch = false")))
     length(size(u0)) == 1 || throw(ArgumentError("newton_raphson: the initial guess must be a vector"))
     f = (θ, u) -> func(θ, u, args...; kwargs...)
     u = convert_to_tensor(u0)
-    step(x) = ((r, J) = f(θ, x); (r, (o.LM > 0 ? J + o.LM * diagm(ones(length(u0))) : J) \ r))
+    out0 = f(θ, u)
+    o.linesearch && length(out0) != 3 && throw(ArgumentError(string("newton_raphson: with a line ",
+        "search, `func(θ, u)` must give the objective, the residual and the Jacobian, got ",
+        length(out0), " values. Hint: f(θ, u) = (sum((u - 1)^2), 2(u - 1), 2spdiag(length(u)))")))
+    # the objective (nothing if func gives none), the residual and the Newton step at x
+    function step(x)
+        out = f(θ, x)
+        val, r, J = length(out) == 2 ? (nothing, out...) : out
+        return val, r, (o.LM > 0 ? J + o.LM * diagm(ones(length(u0))) : J) \ r
+    end
     function condition(i, ta_r, ta_u)
         function going()
             tol, rel_tol = read(ta_r, i - 1), read(ta_r, i - 2)
@@ -344,10 +387,12 @@ function newton_raphson(func::Function, u0::Union{AbstractArray,PyObject},
         return if_else(tfcall("equal", i, 2), constant(true), going)
     end
     function body(i, ta_r, ta_u)
-        r, δ = step(read(ta_u, i - 1))
-        return i + 1, write(ta_r, i, norm(r)), write(ta_u, i, read(ta_u, i - 1) - δ)
+        x = read(ta_u, i - 1)
+        val, r, δ = step(x)
+        α = o.linesearch ? backtracking(x -> f(θ, x)[1], x, val, r, δ, o.linesearch_options) : 1.0
+        return i + 1, write(ta_r, i, norm(r)), write(ta_u, i, x - α * δ)
     end
-    tol0 = norm(f(θ, u)[1])
+    tol0 = norm(out0[end-1])
     ta_r = write(TensorArray(o.max_iter), 1, tol0)
     ta_u = write(TensorArray(o.max_iter), 1, u)
     i_, ta_r_, ta_u_ = while_loop(condition, body, [constant(2; dtype = Int32), ta_r, ta_u];
@@ -362,6 +407,51 @@ function newton_raphson(func::Function, u0::Union{AbstractArray,PyObject},
     iter = if_else(done0, constant(1), n)
     converged = tfcall("less", i_, o.max_iter)
     return NRResult(stop_gradient(sol), stop_gradient(res), u_his', converged, iter)
+end
+
+"""
+    backtracking(objective, u, f0, r0, δ0, o::OptionsNewtonRaphson_LineSearch) -> PyObject
+
+The step size `α` along `-δ0` from `u` (where the objective is `f0` and its gradient `r0`):
+starting from `o.αinitial`, each try is the minimizer of the quadratic (first) or cubic
+interpolation of the objective along the line, kept within `[o.ρ_lo, o.ρ_hi]` times the last,
+until Armijo's condition `objective(u - α δ0) <= f0 + o.c1 α f'(0)` holds (at most
+`o.iterations` tries). Along a direction that does not descend, `o.αinitial`. As LineSearches.jl's `BackTracking(order=3)`, ADCME's line search.
+"""
+function backtracking(objective::Function, u::PyObject, f0::PyObject, r0::PyObject,
+                      δ0::PyObject, o::OptionsNewtonRaphson_LineSearch)
+    o.ρ_lo < o.ρ_hi && o.iterations > 0 || throw(ArgumentError(string("newton_raphson: the line ",
+        "search needs ρ_lo < ρ_hi and iterations > 0, got ρ_lo = ", o.ρ_lo, ", ρ_hi = ", o.ρ_hi,
+        ", iterations = ", o.iterations, ". Hint: reset_default_options()")))
+    df0 = -sum(r0 * δ0)  # the slope of the objective along -δ0
+    # Not a descent direction (a Jacobian that is not positive definite): the full step, as ADCME.
+    descent = df0 < 0
+    function condition(i, ta_α, ta_f)
+        sufficient = read(ta_f, i) <= f0 + o.c1 * read(ta_α, i) * df0
+        going = tfcall("math.logical_and", descent, i <= o.iterations)
+        return tfcall("math.logical_and", tfcall("math.logical_not", sufficient), going)
+    end
+    function body(i, ta_α, ta_f)
+        α1, α2, f1, f2 = read(ta_α, i - 1), read(ta_α, i), read(ta_f, i - 1), read(ta_f, i)
+        quadratic() = -df0 * α2^2 / (2 * (f2 - f0 - df0 * α2))
+        function cubic()
+            d = 1 / (α1^2 * α2^2 * (α2 - α1))
+            a = (α1^2 * (f2 - f0 - df0 * α2) - α2^2 * (f1 - f0 - df0 * α1)) * d
+            b = (-α1^3 * (f2 - f0 - df0 * α2) + α2^3 * (f1 - f0 - df0 * α1)) * d
+            return if_else(abs(a) < 1e-10, () -> -df0 / (2b),
+                           () -> (-b + sqrt(max(b^2 - 3a * df0, 0.0))) / (3a))
+        end
+        α = if_else(tfcall("equal", i, 2), quadratic, cubic)
+        α = if_else(tfcall("math.is_nan", α), () -> α2 * o.ρ_hi,
+                    () -> max(min(α, α2 * o.ρ_hi), α2 * o.ρ_lo))
+        return i + 1, write(ta_α, i + 1, α), write(ta_f, i + 1, objective(u - α * δ0))
+    end
+    α0 = constant(o.αinitial)
+    ta_α = write(write(TensorArray(o.iterations + 1), 1, α0), 2, α0)
+    ta_f = write(write(TensorArray(o.iterations + 1), 1, f0), 2, objective(u - α0 * δ0))
+    i, ta_α, _ = while_loop(condition, body, [constant(2; dtype = Int32), ta_α, ta_f];
+                            back_prop = false)
+    return read(ta_α, i)
 end
 
 """
