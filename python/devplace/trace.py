@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,7 @@ MAX_TIMESTAMP_US = 1e17
 _RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received from another task
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
+_INPUT = re.compile(r"input(\d+)")  # an entry's inputs: args input0, input1, ...
 
 
 class TraceError(Error, ValueError):
@@ -77,7 +79,9 @@ class TraceOp:
     launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy, or
     a tensor received from another task);
     `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops;
-    `output_bytes` what its outputs took (0 where the trace does not say).
+    `output_bytes` what its outputs took (0 where the trace does not say); `inputs` the tensors
+    it read as the trace names them (its `input0`, `input1`, ... arguments: `"x"`, `"^y"` for a
+    control edge, `"z/_3"` for a tensor received from another device).
     """
 
     name: str
@@ -89,6 +93,7 @@ class TraceOp:
     kind: str = "op"
     lane: str = ""
     output_bytes: int = 0
+    inputs: tuple[str, ...] = ()
 
     @property
     def end_us(self) -> float:
@@ -316,6 +321,11 @@ class _Events:
             )
         return float(value)
 
+    def inputs(self, i: int, args: dict[str, Any]) -> tuple[str, ...]:
+        """The event's `input0`, `input1`, ... arguments, in their order."""
+        found = sorted((int(m[1]), key) for key in args if (m := _INPUT.fullmatch(key)))
+        return tuple(self.text(i, key, "", args) for _, key in found)
+
     def byte_count(self, i: int, args: dict[str, Any]) -> int:
         value = args.get("bytes", 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -365,6 +375,7 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
                 *lane_kind(lane),
                 lane,
                 events.byte_count(i, args),
+                events.inputs(i, args),
             )
         )
     detailed = {(r[2], r[6]) for r in raw if not r[7]}
@@ -380,8 +391,9 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
             "copy" if op_type == _RPC_RECEIVE else kind,
             lane,
             size,
+            inputs,
         )
-        for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size in raw
+        for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size, inputs in raw
         if not (aggregate and (device, kind) in detailed)
     ]
     return entries, origin
