@@ -126,7 +126,7 @@ BAD_INPUT = [
     ("long job", lambda: dp.canonical_device("/job:" + "a" * 10000), ValueError, "'/job:aaa"),
     ("' / '", lambda: dp.canonical_device(" / "), ValueError, "' / '"),
     ("'/'", lambda: dp.canonical_device("/"), ValueError, "'/'"),
-    ("device(3)", lambda: dp.device(3).__enter__(), ValueError, "a int is not a device"),
+    ("device(3)", lambda: dp.device(3).__enter__(), ValueError, "an int is not a device"),
     ("gpu:x scope", lambda: dp.device("/gpu:x").__enter__(), ValueError, "'/gpu:x'"),
     # Device functions.
     ("by_op_type('MatMul')", lambda: dp.by_op_type("MatMul"), TypeError, "'MatMul'"),

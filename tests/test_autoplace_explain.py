@@ -12,6 +12,7 @@ import devplace
 from devplace.autoplacer import Problem, ProblemDevice, simulate
 from devplace.autoplacer.explain import breakdown, explain_text
 from devplace.autoplacer.workloads import load_workload
+from devplace.formatting import format_time
 
 T0, T1 = "/job:w/task:0/device:CPU:0", "/job:w/task:1/device:CPU:0"
 
@@ -70,7 +71,7 @@ def test_explain_a_split_against_the_single_device():
         f"search: predicted step 1,900 µs; everything on {T0}: 2,100 µs (1.11x the pick's)",
         f"  compute per device (the same ops on {T0}):",
         f"    {T0}: 3 ops, 1,000 µs (1,000 µs there)",
-        f"    {T1}: 1 ops, 600 µs (600 µs there; 600 µs taken off {T0})",
+        f"    {T1}: 1 op, 600 µs (600 µs there; 600 µs taken off {T0})",
         "  crossings: 2 tensors, 8,192 bytes, 200 µs of link time; between tasks each end's "
         "cores do part of it (50% the sender's)",
         "  fixed costs: 800 µs (step 500 µs, further hosts 300 µs); other tasks' partitions "
@@ -100,7 +101,7 @@ def test_explain_a_single_device_pick_says_what_the_best_split_would_cost():
         f"{T0}, with 2 crossings (200 µs of link time), 300 µs more fixed costs and a 50 µs "
         "later start elsewhere"
     )
-    assert lines[-2] == "  measured (median µs): single:t0 2,100, search 2,500"
+    assert lines[-2] == "  measured (median): single:t0 2,100 µs, search 2,500 µs"
     assert lines[-1] == "  verify (3 interleaved rounds, spread 1.10x): kept single:t0"
 
 
@@ -135,6 +136,6 @@ def test_breakdown_of_a_recorded_workload_against_its_file():
     assert b.step == simulate(problem, assignment).makespan
 
     text = explain_text(problem, assignment, "alternating", [cpu] * problem.n)
-    assert f"acc:0: {b.ops[acc]} ops, {b.compute[acc]:,.0f} µs" in text
+    assert f"acc:0: {b.ops[acc]} ops, {format_time(b.compute[acc])}" in text
     assert f"crossings: {len(crossing)} tensors" in text
-    assert f"{sum(e['cost'] for e in crossing.values()):,.0f} µs of link time" in text
+    assert f"{format_time(sum(e['cost'] for e in crossing.values()))} of link time" in text

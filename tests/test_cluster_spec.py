@@ -84,7 +84,7 @@ def test_writing_into_a_missing_folder_names_it(tmp_path):
         ({"ps": {"x": "127.0.0.1:1"}}, "task index 'x'"),
         ("{not json", "not valid JSON"),
         ("/no/such/spec.json", "neither JSON text nor a file that exists"),
-        (42, "a int is not a spec"),
+        (42, "an int is not a spec"),
     ],
 )
 def test_malformed_specs_say_what_is_wrong(bad, says):

@@ -2,8 +2,11 @@
 between devplace's modules, and no function longer than 60 lines.
 
 An import counts wherever it is written (at the top, or inside a function, where it only
-delays the circle), except under `if TYPE_CHECKING:` and inside Jupyter's display hooks
-(`_repr_html_` and kin), which hand an object to `devplace.notebook`, the view of them all.
+delays the circle), except under `if TYPE_CHECKING:` and one edge: a Jupyter display hook
+(`_repr_html_` and kin) importing `devplace.notebook`, the view of them all, to hand it the
+object. The renderer imports none of the modules whose objects it shows (it is handed them;
+`test_the_notebook_renderer_imports_no_module_it_renders`), only `devplace.formatting` and,
+when it draws a picture, `devplace.plot`; any other import inside a hook counts.
 """
 
 import ast
@@ -19,18 +22,29 @@ def _module_name(path: Path) -> str:
 
 
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+RENDERER = "devplace.notebook"
 
 
-def _skipped(node: ast.AST) -> bool:
-    """Whether the imports under `node` do not count (see the module's doc)."""
-    if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-        return True
+def _is_display_hook(node: ast.AST) -> bool:
     name = getattr(node, "name", "")
     return isinstance(node, ast.FunctionDef) and name.startswith("_repr_") and name.endswith("_")
 
 
+def _skipped(node: ast.AST) -> bool:
+    """Whether the imports under `node` do not count (see the module's doc)."""
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
 def _imports(node: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The devplace modules `node` imports, walking into it."""
+    """The devplace modules `node` imports, walking into it (a display hook's import of the
+    renderer left out)."""
+    if _is_display_hook(node):
+        return {
+            name
+            for child in ast.iter_child_nodes(node)
+            for name in _imports(child, module, is_package)
+            if name != RENDERER
+        }
     found: set[str] = set()
     if isinstance(node, ast.Import):
         found.update(a.name for a in node.names if a.name in MODULES)
@@ -97,6 +111,28 @@ def test_the_import_graph_sees_imports_inside_functions():
     assert "devplace._tf" in graph["devplace.session"]  # at the top
     assert "devplace.cluster.probe" in graph["devplace.session"]  # inside a method
     assert "devplace.cluster.spec" in graph["devplace.cluster.errors"]  # `from pkg import mod`
+
+
+def _parsed(source: str) -> set[str]:
+    return _imports(ast.parse(source), "devplace.example", False)
+
+
+def test_a_display_hook_is_exempt_for_the_renderer_only():
+    hook = "class A:\n    def _repr_html_(self):\n        from devplace.{} import x\n"
+    assert _parsed(hook.format("notebook")) == set()
+    assert _parsed(hook.format("report")) == {"devplace.report"}
+    assert _parsed("def show():\n    from devplace.notebook import x\n") == {RENDERER}
+
+
+def test_the_notebook_renderer_imports_no_module_it_renders():
+    graph = import_graph()
+    rendered = {
+        name
+        for name, path in MODULES.items()
+        if any(_is_display_hook(node) for node in ast.walk(ast.parse(path.read_text())))
+    }
+    assert {"devplace.report", "devplace.comparison", "devplace.trace"} <= rendered
+    assert graph[RENDERER] & rendered == set(), "the renderer takes the objects it is handed"
 
 
 def test_no_import_circles_within_devplace():

@@ -92,7 +92,7 @@ def test_overlong_specs_are_refused_with_the_limit_and_a_shortened_quote():
 
 
 def test_non_strings_are_rejected_by_type_name():
-    with pytest.raises(dp.DeviceSpecError, match="a int is not a device string"):
+    with pytest.raises(dp.DeviceSpecError, match="an int is not a device string"):
         dp.canonical_device(3)
 
 

@@ -10,7 +10,7 @@ from trace_builders import two_device_graph
 
 import devplace as dp
 from devplace.plot import profile_figure
-from devplace.report import Fetch, OpNotRunError
+from devplace.report import MAX_TRANSFER_ROWS, Fetch, OpNotRunError
 from devplace.trace import read_trace
 
 tf = dp.tf
@@ -114,7 +114,7 @@ def test_table_json_and_csv_agree():
         "transfers",
         "out",
     ]
-    assert "1 cross-device transfers, 10000 bytes" in table
+    assert "1 cross-device transfer, 10000 bytes" in table
     assert str(report) == table
     data = json.loads(report.to_json())
     assert data["transfer_bytes"] == 10_000
@@ -126,6 +126,37 @@ def test_table_json_and_csv_agree():
         "1",
         "10000",
     )
+
+
+def test_the_text_report_lists_each_tensor_that_crossed():
+    z = two_device_graph()
+    report = dp.placement(dp.Session(cpus=2, optimize=False), z)
+    lines = report.table().splitlines()
+    summary = lines.index("1 cross-device transfer, 10000 bytes")
+    assert lines[summary + 1].split() == ["tensor", "from", "to", "bytes", "read", "by"]
+    assert lines[summary + 3].split() == [
+        "y:0",
+        "/device:CPU:1",
+        "/device:CPU:0",
+        "9.8",
+        "KiB",
+        "z",
+    ]
+
+
+def test_the_text_reports_list_of_crossings_is_capped_with_how_many_more():
+    with dp.cpu(1):
+        parts = [tf.sin(tf.constant(float(i)), name=f"s{i}") for i in range(MAX_TRANSFER_ROWS + 3)]
+    with dp.cpu(0):
+        total = tf.add_n(parts, name="total")
+    report = dp.placement(dp.Session(cpus=2, optimize=False), total)
+    assert report.transfer_count == MAX_TRANSFER_ROWS + 3
+    lines = report.table().splitlines()
+    listed = [line.split()[0] for line in lines if line.startswith("s") and ":0 " in line]
+    assert len(listed) == MAX_TRANSFER_ROWS
+    assert {t.tensor for t in report.transfers} >= set(listed)
+    assert "... and 3 more transfers (to_json() lists every one)" in lines
+    assert "... and 1 more transfer " in report.transfers_table(limit=MAX_TRANSFER_ROWS + 2)
 
 
 def test_exports_write_files(tmp_path):

@@ -12,8 +12,8 @@ from PIL import Image
 import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.comparison import compare
+from devplace.formatting import fetched_line, format_time
 from devplace.notebook import MAX_ROWS, mime_data, mime_types
-from devplace.report import fetched_line
 
 
 class Tables(HTMLParser):
@@ -140,6 +140,11 @@ def test_autoplacement_html_shows_the_pick_and_the_candidates(session):
     for device in set(placement.devices.values()):
         count = sum(d == device for d in placement.devices.values())
         assert f"{device}</span>: {count} op" in html
+    # one step time, one format: the heading, the candidates and the explanation agree
+    step = format_time(placement.predicted_step_time)
+    assert f"predicted step {escape(step)}" in html.split("<table")[0]
+    assert [row[1] for row in candidates[1:] if row[0].startswith("→")] == [step]
+    assert f"{placement.strategy}: predicted step {escape(step)};" in html.split("<pre>")[1]
 
 
 def test_session_html_lists_its_devices(session):

@@ -21,7 +21,7 @@ import devplace as dp
 from devplace.cli import main
 from devplace.devices import short_device
 from devplace.errors import ArgumentValueError
-from devplace.tensorboard_log import REQUESTED_DEVICE_ATTR
+from devplace.tensorboard_log import NOT_RUN_ATTR, REQUESTED_DEVICE_ATTR, profile_graph
 from devplace.trace import read_trace
 
 pytest.importorskip("tensorboard", reason="TensorBoard is the optional extra devplace[tensorboard]")
@@ -203,3 +203,44 @@ def test_graphs_dashboard_renders_in_headless_chromium(board, tmp_path):
     picture = Image.open(io.BytesIO(shot.read_bytes())).convert("RGB")
     assert picture.size == (1400, 900)
     assert len(picture.getcolors(maxcolors=1 << 20)) > 50  # it drew, not a blank page
+
+
+def written_graph(events_file):
+    """The GraphDef an event file holds."""
+    for event in dp.tf.train.summary_iterator(events_file):
+        if event.graph_def:
+            return dp.tf.GraphDef.FromString(event.graph_def)
+    raise AssertionError(f"no graph in {events_file}")
+
+
+def test_ops_that_did_not_run_have_no_device_and_say_why(tmp_path):
+    graph = dp.tf.Graph()
+    with graph.as_default():
+        x = dp.constant([1.0, 2.0], name="x")
+        with dp.device("/device:GPU:7"):  # no such device: soft placement, and it never runs
+            dp.sin(x, name="unused")
+        folded = dp.identity(dp.sin(x, name="y"), name="z")  # Grappler folds y into a constant
+        with dp.Session(soft=True, graph=graph) as sess:
+            log = dp.tensorboard(sess, folded, tmp_path)
+    nodes = {node.name: node for node in written_graph(log.events_file).node}
+    unused = nodes["unused"]
+    assert unused.device == ""  # not coloured as GPU:7, which it asked for and never used
+    assert unused.attr[REQUESTED_DEVICE_ATTR].s == b"/device:GPU:7"
+    assert unused.attr[NOT_RUN_ATTR].s == b"not needed for the fetches"
+    assert "y" in log.placement.optimized_away
+    assert nodes["y"].attr[NOT_RUN_ATTR].s == b"optimized away by TF"
+    for op in log.placement.ops:
+        assert nodes[op.name].device == op.actual
+        assert NOT_RUN_ATTR not in nodes[op.name].attr
+    assert len(log.placement.devices) == 1
+    ops = len(log.placement.ops)
+    assert str(log).startswith(f"TensorBoard log of {ops} op{'s' * (ops != 1)} on 1 device in ")
+
+
+def test_a_saved_profile_is_drawn_from_its_trace_alone(written):
+    saved = read_trace(written[2])
+    cos = next(op for op in saved.ops if op.name == "Cos")
+    assert [name.split("/_")[0] for name in cos.inputs] == ["Sin"]  # received from Sin's device
+    from_trace = profile_graph(saved)  # no file to read again: the Trace has what it needs
+    assert from_trace == profile_graph(written[2])
+    assert "Sin" in {node.name: node for node in from_trace[0].node}["Cos"].input

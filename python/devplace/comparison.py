@@ -9,58 +9,22 @@ from typing import Any
 from tabulate import tabulate
 
 from devplace.devices import parse_device
+from devplace.formatting import format_bytes, format_time
 from devplace.trace import Trace, read_trace
 
 __all__ = [
     "LOGICAL_CPU_CAVEAT",
     "Comparison",
     "ProfileSummary",
+    "caveat_lines",
     "compare",
-    "format_bytes",
-    "format_time",
     "logical_cpus",
-    "plural",
-    "time_unit",
 ]
 
 LOGICAL_CPU_CAVEAT = (
     "logical CPU devices share one thread pool and copy nothing: these times do not rank "
     "placements; the placement and the transfers do"
 )
-
-
-def plural(count: int, word: str) -> str:
-    """`1 op`, `2 ops`."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def time_unit(us: float) -> tuple[float, str]:
-    """The unit a duration of `us` µs reads best in, with its size in µs: s from 1 s, ms from
-    10 ms, else µs. A picture's time axis takes the unit of its longest span, so the axis and
-    that span's label (the makespan in the title) agree."""
-    if us >= 1e6:
-        return 1e6, "s"
-    if us >= 1e4:
-        return 1e3, "ms"
-    return 1.0, "µs"
-
-
-def format_time(us: float) -> str:
-    """A duration in the unit `time_unit` picks for it."""
-    scale, unit = time_unit(us)
-    return f"{us:.0f} µs" if unit == "µs" else f"{us / scale:.3g} {unit}"
-
-
-def format_bytes(count: int | None) -> str:
-    """A byte count in B, KiB, MiB or GiB; '?' when unknown."""
-    if count is None:
-        return "?"
-    size = float(count)
-    for unit in ("B", "KiB", "MiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
 
 
 def logical_cpus(devices: list[str] | tuple[str, ...]) -> bool:
@@ -154,19 +118,19 @@ class Comparison:
 
     def table(self) -> str:
         """A plain-text table with one column per profile, and the notes that apply."""
-        lines = [
-            tabulate(
-                self.rows(),
-                headers=("", self.a.label, self.b.label),
-                disable_numparse=True,
-            )
-        ]
-        if self.a.transfer_bytes is None or self.b.transfer_bytes is None:
-            lines.append("? = the trace does not record sizes (not written by dp.save_profile)")
-        lines += caveat_lines(self.devices)
-        return "\n".join(lines)
+        table = tabulate(
+            self.rows(), headers=("", self.a.label, self.b.label), disable_numparse=True
+        )
+        return "\n".join([table, *self.notes()])
 
     __str__ = table
+
+    def notes(self, width: int = 100) -> list[str]:
+        """The notes that apply under the table (unknown sizes, the logical-CPU caveat), each
+        wrapped to `width` characters."""
+        unknown = self.a.transfer_bytes is None or self.b.transfer_bytes is None
+        sizes = ["? = the trace does not record sizes (not written by dp.save_profile)"]
+        return (sizes if unknown else []) + caveat_lines(self.devices, width)
 
     def _repr_html_(self) -> str:
         from devplace.notebook import comparison_html

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from devplace.errors import Error, quoted
+from devplace.formatting import article
 
 __all__ = [
     "LOCAL_PREFIX",
@@ -209,7 +210,9 @@ def parse_device(spec: object) -> Device:
     to_string = getattr(spec, "to_string", None)
     if callable(to_string) and type(spec).__name__.startswith("DeviceSpec"):
         return _parse_string(to_string())
-    raise DeviceSpecError(spec, f"a {type(spec).__name__} is not a device string or DeviceSpec")
+    raise DeviceSpecError(
+        spec, f"{article(type(spec).__name__)} is not a device string or DeviceSpec"
+    )
 
 
 def canonical_device(spec: object) -> str:

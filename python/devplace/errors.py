@@ -7,6 +7,8 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 
 from typing import Any
 
+from devplace.formatting import article
+
 __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
@@ -39,7 +41,7 @@ class _BadArgument(Error):
         self.value = value
         super().__init__(
             f"{function}: {argument} must be {expected}, got {quoted(value)} "
-            f"(a {type(value).__name__}). Hint: {hint}"
+            f"({article(type(value).__name__)}). Hint: {hint}"
         )
 
 

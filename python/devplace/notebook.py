@@ -15,8 +15,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from devplace.comparison import caveat_lines, format_bytes, format_time, plural
-from devplace.report import fetched_line
+from devplace.formatting import fetched_line, format_bytes, format_time, plural
 
 __all__ = [
     "MAX_ROWS",
@@ -108,7 +107,11 @@ def placement_html(report: Any) -> str:
         f"{plural(len(report.ops), 'op')} on {plural(len(colors), 'device')}; "
         f"{plural(report.transfer_count, 'cross-device transfer')}, "
         f"{format_bytes(report.transfer_bytes)}"
-        + (f"; {len(report.moved)} ops (*) ran elsewhere than requested" if report.moved else "")
+        + (
+            f"; {plural(len(report.moved), 'op')} (*) ran elsewhere than requested"
+            if report.moved
+            else ""
+        )
     )
     parts = [_STYLE, f"<p><b>Placement</b>: {escape(summary)}</p>", f"<p>{_legend(colors)}</p>"]
     parts.append(
@@ -138,13 +141,10 @@ def _transfers_table(transfers: Sequence[Any], colors: dict[str, str]) -> str:
 def comparison_html(comparison: Any) -> str:
     """A `Comparison` as HTML: one column per profile, then the notes that apply."""
     a, b = comparison.a, comparison.b
-    notes = list(caveat_lines(comparison.devices, width=10_000))
-    if a.transfer_bytes is None or b.transfer_bytes is None:
-        notes.insert(0, "? = the trace does not record sizes (not written by dp.save_profile)")
     return (
         _STYLE
         + _table(("", a.label, b.label), comparison.rows(), f"{a.label} vs {b.label}")
-        + _notes(notes)
+        + _notes(comparison.notes(width=10_000))
     )
 
 
@@ -219,7 +219,7 @@ def picture_bundle(
 
 def cluster_html(cluster: Any) -> str:
     """A `LocalCluster` as HTML: each task's address, session target, PID and cores."""
-    if not getattr(cluster, "_spec", None):
+    if not cluster.pids:  # `spec` refuses a cluster not started
         return f"<p><b>LocalCluster</b> {escape(str(cluster.tasks))}: not started</p>"
     exited = cluster.exited()
     rows = []

@@ -35,17 +35,9 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from devplace.atomic import replace_file
-from devplace.comparison import (
-    Comparison,
-    caveat_lines,
-    compare,
-    format_bytes,
-    format_time,
-    plural,
-    time_unit,
-)
+from devplace.comparison import Comparison, caveat_lines, compare
 from devplace.errors import Error
-from devplace.report import fetched_line
+from devplace.formatting import fetched_line, format_bytes, format_time, plural, time_unit
 from devplace.trace import Trace, TraceOp, read_trace
 
 __all__ = [

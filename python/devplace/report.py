@@ -18,12 +18,22 @@ from typing import Any
 from tabulate import tabulate
 
 from devplace.atomic import write_text
-from devplace.comparison import plural
 from devplace.devices import DeviceSpecError, matches
 from devplace.errors import Error
+from devplace.formatting import fetched_line, format_bytes, plural
 from devplace.trace import Fetch, Transfer
 
-__all__ = ["Fetch", "OpNotRunError", "OpPlacement", "PlacementReport", "Transfer", "fetched_line"]
+__all__ = [
+    "MAX_TRANSFER_ROWS",
+    "Fetch",
+    "OpNotRunError",
+    "OpPlacement",
+    "PlacementReport",
+    "Transfer",
+]
+
+#: Transfers listed in a text report before the rest is counted (`to_json()` has every one).
+MAX_TRANSFER_ROWS = 20
 
 
 class OpNotRunError(Error, KeyError):
@@ -176,11 +186,15 @@ class PlacementReport:
             )
         ]
         control = sum(t.control for t in self.transfers)
+        moved = plural(len(self.moved), "op")
         lines.append(
-            f"{self.transfer_count} cross-device transfers, {self.transfer_bytes} bytes"
+            f"{plural(self.transfer_count, 'cross-device transfer')}, "
+            f"{plural(self.transfer_bytes, 'byte')}"
             + (f" ({control} control-only, sent by no op above)" if control else "")
-            + (f"; {len(self.moved)} ops (*) ran elsewhere than requested" if self.moved else "")
+            + (f"; {moved} (*) ran elsewhere than requested" if self.moved else "")
         )
+        if self.transfers:
+            lines.append(self.transfers_table())
         if self.fetched:
             lines.append(fetched_line(self.fetched))
         if self.optimized_away:
@@ -189,20 +203,30 @@ class PlacementReport:
 
     __str__ = table
 
+    def transfers_table(self, limit: int = MAX_TRANSFER_ROWS) -> str:
+        """The tensors that crossed devices (from, to, bytes, the ops that read them), the
+        first `limit` of them, then how many more (`to_json()` has every one)."""
+        rows = [
+            (
+                t.tensor + (" (control)" if t.control else ""),
+                t.source,
+                t.destination,
+                format_bytes(t.bytes),
+                ", ".join(t.consumers) or "-",
+            )
+            for t in self.transfers[:limit]
+        ]
+        lines = [
+            tabulate(
+                rows, headers=("tensor", "from", "to", "bytes", "read by"), disable_numparse=True
+            )
+        ]
+        if len(self.transfers) > limit:
+            more = plural(len(self.transfers) - limit, "more transfer")
+            lines.append(f"... and {more} (to_json() lists every one)")
+        return "\n".join(lines)
+
     def _repr_html_(self) -> str:
         from devplace.notebook import placement_html
 
         return placement_html(self)
-
-
-def fetched_line(fetched: list[Fetch]) -> str:
-    """`fetched to the client: N tensors, B bytes, from DEVICE` (with a count per device when
-    they come from several)."""
-    devices = Counter(f.device for f in fetched)
-    sources = ", ".join(
-        device + (f" ({n})" if len(devices) > 1 else "") for device, n in sorted(devices.items())
-    )
-    return (
-        f"fetched to the client: {plural(len(fetched), 'tensor')}, "
-        f"{sum(f.bytes for f in fetched)} bytes, from {sources}"
-    )

@@ -3,10 +3,13 @@
 `tensorboard(sess, fetches, logdir)` runs `fetches` once with full tracing and writes one
 TensorBoard event file into `logdir`: the session's graph, each op that ran carrying the device
 it ran on (from the run's partition graphs, as in `dp.placement`) as its device and the one it
-asked for as its `requested_device` attribute, and the run's `RunMetadata` under `tag`. The
-Graphs dashboard then colours the graph by device ("Color by: Device") and, with the tag picked
-under "Tag", by the run's compute time and memory. The files are written with TensorFlow's own
-writer; viewing them needs the `tensorboard` package (`pip install 'devplace[tensorboard]'`).
+asked for as its `requested_device` attribute, and the run's `RunMetadata` under `tag`. An op
+that did not run (not needed for the fetches, or optimized away by TF) has no device, so it is
+not coloured as a device it never used, and a `did_not_run` attribute saying why. The Graphs
+dashboard then colours the graph by where each op ran ("Color by: Device") and, with the tag
+picked under "Tag", by the run's compute time and memory. The files are written with
+TensorFlow's own writer; viewing them needs the `tensorboard` package
+(`pip install 'devplace[tensorboard]'`).
 
 A saved profile (`save_profile`'s Chrome trace, also from Julia or a remote session) holds less:
 `tensorboard_from_profile` (`devplace tensorboard TRACE.json --logdir DIR`) writes its ops on
@@ -17,7 +20,6 @@ requests and output slots are not in a trace.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import time
@@ -25,15 +27,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from devplace._tf import tf
-from devplace.devices import split_lane
 from devplace.errors import ArgumentValueError
 from devplace.feeds import accepts_feed_dict
+from devplace.formatting import plural
 from devplace.report import PlacementReport
 from devplace.session import check_session
-from devplace.trace import TraceOp, read_trace
+from devplace.trace import Trace, TraceOp, read_trace
 from devplace.traced import TracedRun
 
 __all__ = [
+    "NOT_RUN_ATTR",
     "REQUESTED_DEVICE_ATTR",
     "TensorBoardLog",
     "annotated_graph_def",
@@ -45,11 +48,12 @@ __all__ = [
 
 #: The node attribute that keeps the device an op asked for (its device is where it ran).
 REQUESTED_DEVICE_ATTR = "requested_device"
+#: The node attribute of an op that did not run in the traced run: why (it has no device).
+NOT_RUN_ATTR = "did_not_run"
 # Ops the runtime adds to a run (not in the user's graph): sources, fetches, sends, receives.
 _RUNTIME_OPS = frozenset({"_Retval", "_Arg", "_Send", "_Recv", "_HostSend", "_HostRecv"})
 _RUNTIME_NODES = frozenset({"_SOURCE", "_SINK"})
 _RUNTIME_NAME = re.compile(r"/_\d+$")  # an op the runtime made, named after another
-_INPUT = re.compile(r"input(\d+)")  # a timeline event's inputs: args input0, input1, ...
 
 
 @dataclass(frozen=True)
@@ -70,21 +74,26 @@ class TensorBoardLog:
         return f"tensorboard --logdir {self.logdir}"
 
     def __str__(self) -> str:
+        ops, devices = len(self.placement.ops), len(self.placement.devices)
         return (
-            f"TensorBoard log of {len(self.placement.ops)} ops on "
-            f"{len(self.placement.devices)} devices in {self.events_file} (run metadata "
-            f"tag {self.tag!r}); view it with: {self.command}"
+            f"TensorBoard log of {plural(ops, 'op')} on {plural(devices, 'device')} in "
+            f"{self.events_file} (run metadata tag {self.tag!r}); view it with: {self.command}"
         )
 
 
 def annotated_graph_def(graph: Any, placement: PlacementReport) -> Any:
-    """`graph`'s GraphDef with each op that ran on its actual device, and every op's request
-    kept as its `requested_device` attribute (empty when it asked for none)."""
+    """`graph`'s GraphDef with each op that ran on its actual device, every op's request kept
+    as its `requested_device` attribute (empty when it asked for none), and each op that did
+    not run without a device and with a `did_not_run` attribute saying why."""
     graph_def = graph.as_graph_def()
     actual = {op.name: op.actual for op in placement.ops}
+    folded = set(placement.optimized_away)
     for node in graph_def.node:
         node.attr[REQUESTED_DEVICE_ATTR].s = node.device.encode()
-        node.device = actual.get(node.name, node.device)
+        node.device = actual.get(node.name, "")
+        if node.name not in actual:
+            why = "optimized away by TF" if node.name in folded else "not needed for the fetches"
+            node.attr[NOT_RUN_ATTR].s = why.encode()
     return graph_def
 
 
@@ -142,60 +151,33 @@ def _source_op(name: str, ops: dict[str, TraceOp]) -> str | None:
     return name
 
 
-def _op_lane_events(events: list[Any]) -> list[dict[str, Any]]:
-    """The complete events of the devices' own op lanes (not GPU streams or copies)."""
-    lanes = {
-        e.get("pid"): str((e.get("args") or {}).get("name", ""))
-        for e in events
-        if e.get("ph") == "M" and e.get("name") == "process_name"
-    }
-    op_lanes = {
-        pid
-        for pid, name in lanes.items()
-        if name.endswith(" Compute") and split_lane(name.rsplit(" ", 1)[0])[1] == ""
-    }
-    return [
-        e
-        for e in events
-        if e.get("ph") == "X" and e.get("pid") in op_lanes and isinstance(e.get("args"), dict)
-    ]
-
-
-def profile_graph(path: str | os.PathLike[str]) -> tuple[Any, Any]:
-    """A saved profile (`save_profile`'s Chrome trace) as a GraphDef and a RunMetadata: its ops
+def profile_graph(source: str | os.PathLike[str] | Trace) -> tuple[Any, Any]:
+    """A saved profile (`save_profile`'s Chrome trace, its path or its `Trace`) as a GraphDef
+    and a RunMetadata, built from the `Trace` alone: its ops
     on the devices they ran on, with the inputs the trace records (a tensor from another device
     as an edge from the op that sent it; output slots are not recorded, so edges leave slot 0),
     and each op's start, duration and output bytes."""
-    trace = read_trace(path)
-    ops = {
-        op.name: op
+    trace = read_trace(source)
+    ran = [
+        op
         for op in trace.ops
         if op.op_type not in _RUNTIME_OPS
         and op.name not in _RUNTIME_NODES
         and not _RUNTIME_NAME.search(op.name)
-    }
-    with open(path, "rb") as f:
-        events = json.load(f)["traceEvents"]
+    ]
+    ops = {op.name: op for op in reversed(ran)}  # an op listed twice: its first entry
+    kept = [op for op in ran if ops[op.name] is op]
     graph_def = tf.GraphDef()
-    kept: set[str] = set()
-    for event in _op_lane_events(events):
-        args = event["args"]
-        op = ops.get(args.get("name", ""))
-        if op is None or op.name in kept or args.get("op") != op.op_type:
-            continue
-        kept.add(op.name)
+    for op in kept:
         node = graph_def.node.add(name=op.name, op=op.op_type, device=op.device)
-        inputs = sorted((int(m[1]), v) for k, v in args.items() if (m := _INPUT.fullmatch(k)))
-        for _, name in inputs:
-            source = _source_op(str(name).lstrip("^"), ops)
-            if source is not None and source != op.name:
-                node.input.append(("^" if str(name).startswith("^") else "") + source)
+        for name in op.inputs:
+            sender = _source_op(name.lstrip("^"), ops)
+            if sender is not None and sender != op.name:
+                node.input.append(("^" if name.startswith("^") else "") + sender)
     metadata = tf.RunMetadata()
     for device in trace.devices:
         stats = metadata.step_stats.dev_stats.add(device=device)
-        for op in trace.ops_on(device):
-            if op.name not in kept:
-                continue
+        for op in sorted((o for o in kept if o.device == device), key=lambda o: o.start_us):
             node = stats.node_stats.add(
                 node_name=op.name,
                 all_start_micros=round(op.start_us),

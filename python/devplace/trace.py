@@ -63,6 +63,7 @@ _CHUNK = 2**20
 # the nodes it names `<op>/_<n>` (the constant behind a control edge, a receiving identity).
 _RUNTIME_TYPES = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
 _RUNTIME_NAME = re.compile(r"/_\d+$")
+_INPUT = re.compile(r"input(\d+)")  # an entry's inputs: args input0, input1, ...
 
 
 class TraceError(Error, ValueError):
@@ -82,7 +83,9 @@ class TraceOp:
     launches the kernel), `"kernel"` (a GPU kernel on a stream) or `"copy"` (a memory copy, or
     a tensor received from another task);
     `lane` is the stream it ran on (`"stream:13"`, `"stream:14<MemcpyH2D>"`), `""` for ops;
-    `output_bytes` what its outputs took (0 where the trace does not say).
+    `output_bytes` what its outputs took (0 where the trace does not say); `inputs` the tensors
+    it read as the trace names them (its `input0`, `input1`, ... arguments: `"x"`, `"^y"` for a
+    control edge, `"z/_3"` for a tensor received from another device).
     """
 
     name: str
@@ -94,6 +97,7 @@ class TraceOp:
     kind: str = "op"
     lane: str = ""
     output_bytes: int = 0
+    inputs: tuple[str, ...] = ()
 
     @property
     def end_us(self) -> float:
@@ -333,6 +337,11 @@ class _Events:
             )
         return float(value)
 
+    def inputs(self, i: int, args: dict[str, Any]) -> tuple[str, ...]:
+        """The event's `input0`, `input1`, ... arguments, in their order."""
+        found = sorted((int(m[1]), key) for key in args if (m := _INPUT.fullmatch(key)))
+        return tuple(self.text(i, key, "", args) for _, key in found)
+
     def byte_count(self, i: int, args: dict[str, Any]) -> int:
         value = args.get("bytes", 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -382,6 +391,7 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
                 *lane_kind(lane),
                 lane,
                 events.byte_count(i, args),
+                events.inputs(i, args),
             )
         )
     detailed = {(r[2], r[6]) for r in raw if not r[7]}
@@ -397,8 +407,9 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
             "copy" if op_type == _RPC_RECEIVE else kind,
             lane,
             size,
+            inputs,
         )
-        for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size in raw
+        for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size, inputs in raw
         if not (aggregate and (device, kind) in detailed)
     ]
     return entries, origin

@@ -14,6 +14,7 @@ import numpy as np
 
 from devplace.autoplacer.graph import Problem
 from devplace.autoplacer.simulator import simulate
+from devplace.formatting import format_time, plural
 
 __all__ = ["Breakdown", "breakdown", "explain_text"]
 
@@ -63,20 +64,16 @@ def breakdown(problem: Problem, assignment: Sequence[int], reference: int) -> Br
     )
 
 
-def _us(x: float) -> str:
-    return f"{x:,.0f} µs"
-
-
 def _describe(problem: Problem, b: Breakdown) -> list[str]:
     """The lines of one breakdown: compute per device, crossings, overheads."""
     names = [dev.name for dev in problem.devices]
     ref = names[b.reference]
     lines = [f"  compute per device (the same ops on {ref}):"]
     for j, ops in b.ops.items():
-        moved = f"; {_us(b.on_reference[j])} taken off {ref}" if j != b.reference else ""
+        moved = f"; {format_time(b.on_reference[j])} taken off {ref}" if j != b.reference else ""
         lines.append(
-            f"    {names[j]}: {ops} ops, {_us(b.compute[j])} "
-            f"({_us(b.on_reference[j])} there{moved})"
+            f"    {names[j]}: {plural(ops, 'op')}, {format_time(b.compute[j])} "
+            f"({format_time(b.on_reference[j])} there{moved})"
         )
     hosts = problem.host_send_share if any(dev.host for dev in problem.devices) else None
     shared = (
@@ -85,12 +82,13 @@ def _describe(problem: Problem, b: Breakdown) -> list[str]:
         else ""
     )
     lines.append(
-        f"  crossings: {b.crossings} tensors, {b.crossing_bytes:,.0f} bytes, "
-        f"{_us(b.crossing_us)} of link time{shared}"
+        f"  crossings: {plural(b.crossings, 'tensor')}, {b.crossing_bytes:,.0f} bytes, "
+        f"{format_time(b.crossing_us)} of link time{shared}"
     )
-    parts = ", ".join(f"{k} {_us(v)}" for k, v in b.overheads.items())
-    late = f"; other tasks' partitions start {_us(b.start_delay)} late" if b.start_delay else ""
-    lines.append(f"  fixed costs: {_us(sum(b.overheads.values()))} ({parts}){late}")
+    parts = ", ".join(f"{k} {format_time(v)}" for k, v in b.overheads.items())
+    delay = format_time(b.start_delay)
+    late = f"; other tasks' partitions start {delay} late" if b.start_delay else ""
+    lines.append(f"  fixed costs: {format_time(sum(b.overheads.values()))} ({parts}){late}")
     return lines
 
 
@@ -101,11 +99,13 @@ def _versus(problem: Problem, pick: Breakdown, other: Breakdown, label: str) -> 
     gap = other.step - pick.step
     moved = sum(v for j, v in other.on_reference.items() if j != other.reference)
     fixed = sum(other.overheads.values()) - sum(pick.overheads.values())
+    crossings = plural(other.crossings, "crossing")
+    late = other.start_delay
     return (
-        f"{label}: predicted {_us(other.step)} ({gap / pick.step:+.0%} against the pick); it "
-        f"takes {_us(moved)} of compute off {ref}, with {other.crossings} crossings "
-        f"({_us(other.crossing_us)} of link time), {_us(fixed)} more fixed costs"
-        + (f" and a {_us(other.start_delay)} later start elsewhere" if other.start_delay else "")
+        f"{label}: predicted {format_time(other.step)} ({gap / pick.step:+.0%} against the "
+        f"pick); it takes {format_time(moved)} of compute off {ref}, with {crossings} "
+        f"({format_time(other.crossing_us)} of link time), {format_time(fixed)} more fixed costs"
+        + (f" and a {format_time(late)} later start elsewhere" if late else "")
     )
 
 
@@ -125,8 +125,8 @@ def explain_text(
     pick = breakdown(problem, assignment, reference)
     ref_step = simulate(problem, single).makespan
     lines = [
-        f"{label}: predicted step {_us(pick.step)}; everything on "
-        f"{problem.devices[reference].name}: {_us(ref_step)} ({ref_step / pick.step:.2f}x "
+        f"{label}: predicted step {format_time(pick.step)}; everything on "
+        f"{problem.devices[reference].name}: {format_time(ref_step)} ({ref_step / pick.step:.2f}x "
         "the pick's)",
         *_describe(problem, pick),
     ]
@@ -136,7 +136,7 @@ def explain_text(
     if measured_rounds:
         med = {k: statistics.median(t) for k, t in measured_rounds.items()}
         lines.append(
-            "  measured (median µs): " + ", ".join(f"{k} {v:,.0f}" for k, v in med.items())
+            "  measured (median): " + ", ".join(f"{k} {format_time(v)}" for k, v in med.items())
         )
     if decision:
         lines.append("  " + decision)

@@ -86,9 +86,9 @@ def _error(command: str, err: Exception) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from devplace.comparison import caveat_lines, format_bytes, format_time, plural
+    from devplace.comparison import caveat_lines
+    from devplace.formatting import fetched_line, format_bytes, format_time, plural
     from devplace.plot import plot_profile
-    from devplace.report import fetched_line
 
     try:
         trace = plot_profile(args.trace, args.out, title=args.title, size=args.size)
@@ -107,7 +107,7 @@ def _show(args: argparse.Namespace) -> int:
             line += f"; {plural(n, 'kernel')}, busy {format_time(kernels[device])}"
         if device in copies:
             n = sum(c.device == device for c in trace.copies)
-            line += f"; {n} memory {'copy' if n == 1 else 'copies'}, busy "
+            line += f"; {plural(n, 'memory copy', 'memory copies')}, busy "
             line += format_time(copies[device])
         print(line)
     print(f"cross-device transfers: {trace.transfer_count} ({format_bytes(trace.transfer_bytes)})")

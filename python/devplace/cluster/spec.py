@@ -19,6 +19,7 @@ from typing import Any
 from devplace import atomic
 from devplace.devices import Device, canonical_device
 from devplace.errors import Error
+from devplace.formatting import article
 
 __all__ = [
     "ClusterSpecError",
@@ -145,7 +146,7 @@ def task_table(spec: SpecLike) -> dict[str, dict[int, str]]:
             raw = _load_text(path.read_text(), f"file {str(path)!r}")
     else:
         raise ClusterSpecError(
-            f"cluster spec: a {type(spec).__name__} is not a spec; give a dict, JSON text, "
+            f"cluster spec: {article(type(spec).__name__)} is not a spec; give a dict, JSON text, "
             f"a JSON file path or a tf.train.ClusterSpec; {_HINT}"
         )
     if isinstance(raw, Mapping) and isinstance(raw.get("cluster"), Mapping):
