@@ -40,6 +40,8 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        newton_raphson_with_grad, NonlinearConstrainedProblem, NRResult, ae, ae_init, ae_num,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
        Diary, scalar
+# ADCME's radial basis functions (src/adcme/rbf.jl).
+export RBF2D, RBF3D, interp1
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -65,6 +67,7 @@ include("adcme/io.jl")
 include("adcme/optim.jl")
 include("adcme/layers.jl")
 include("adcme/sparse.jl")
+include("adcme/rbf.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
