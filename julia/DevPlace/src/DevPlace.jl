@@ -42,6 +42,11 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        Diary, scalar
 # ADCME's radial basis functions (src/adcme/rbf.jl).
 export RBF2D, RBF3D, interp1
+# ADCME's normalizing flows (src/adcme/flow.jl).
+export FlowOp, LinearFlow, AffineConstantFlow, ActNorm, SlowMAF, MAF, IAF, Invertible1x1Conv,
+       AffineHalfFlow, NeuralCouplingFlow, NormalizingFlow, NormalizingFlowModel,
+       autoregressive_network, TanhFlow, AffineScalarFlow, InvertFlow, AffineFlow, Abs, Exp, Log,
+       MaskedAutoregressiveFlow, Permute, PowerTransform, Sigmoid, Softplus, Square
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -68,6 +73,7 @@ include("adcme/optim.jl")
 include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("adcme/rbf.jl")
+include("adcme/flow.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
