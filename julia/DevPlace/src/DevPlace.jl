@@ -40,6 +40,13 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        newton_raphson_with_grad, NonlinearConstrainedProblem, reset_default_options, ae, ae_init, ae_num,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
        Diary, scalar
+# ADCME's radial basis functions (src/adcme/rbf.jl).
+export RBF2D, RBF3D, interp1
+# ADCME's normalizing flows (src/adcme/flow.jl).
+export FlowOp, LinearFlow, AffineConstantFlow, ActNorm, SlowMAF, MAF, IAF, Invertible1x1Conv,
+       AffineHalfFlow, NeuralCouplingFlow, NormalizingFlow, NormalizingFlowModel,
+       autoregressive_network, TanhFlow, AffineScalarFlow, InvertFlow, AffineFlow, Abs, Exp, Log,
+       MaskedAutoregressiveFlow, Permute, PowerTransform, Sigmoid, Softplus, Square
 
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
@@ -77,6 +84,8 @@ include("adcme/io.jl")
 include("adcme/optim.jl")
 include("adcme/layers.jl")
 include("adcme/sparse.jl")
+include("adcme/rbf.jl")
+include("adcme/flow.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")

@@ -15,6 +15,10 @@
 
 using DevPlace, Test, LinearAlgebra, SparseArrays, Random, Statistics
 
+# `using ADCME` also binds the name ADCME, which the tests use for names ADCME does not export
+# (`ADCME.backward`, `ADCME.MultivariateNormalDiag`).
+const ADCME = DevPlace
+
 # ADCME's runtests.jl also has `using PyCall`, which cannot be installed here: DevPlace's Python
 # error and object types under that name, so that `@test_throws PyCall.PyError ...` runs.
 module PyCall

@@ -281,8 +281,8 @@ LOG_PROBS: dict[str, Callable[..., Any]] = {
         - tf.math.log(scale)
         - (df + 1) / 2 * tf.math.log1p(((x - loc) / scale) ** 2 / df)
     ),
-    "MultivariateNormalDiag": lambda x, loc, scale_diag: tf.reduce_sum(
-        _normal_lp(x, loc, scale_diag), axis=-1
+    "MultivariateNormalDiag": lambda x, loc, scale_diag=1.0: tf.reduce_sum(
+        _normal_lp(x, loc, _f64(scale_diag)), axis=-1
     ),
 }
 
