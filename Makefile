@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.devplace-installed
 
-.PHONY: setup setup-python setup-julia demo test test-python lint bench clean
+.PHONY: setup setup-python setup-julia demo notebook test test-python lint bench clean
 
 setup: setup-python setup-julia
 
@@ -24,10 +24,10 @@ $(STAMP): pyproject.toml
 	fi
 	@if nvidia-smi >/dev/null 2>&1; then \
 		echo "setup: NVIDIA driver found: installing devplace[gpu] (TensorFlow with CUDA libraries)"; \
-		$(PY) -m pip install --quiet -e '.[dev,gpu,tensorboard]'; \
+		$(PY) -m pip install --quiet -e '.[dev,gpu,tensorboard,notebook]'; \
 	else \
 		echo "setup: no NVIDIA driver (nvidia-smi): installing devplace for CPU only"; \
-		$(PY) -m pip install --quiet -e '.[dev,tensorboard]'; \
+		$(PY) -m pip install --quiet -e '.[dev,tensorboard,notebook]'; \
 	fi
 	@touch $(STAMP)
 
@@ -36,6 +36,11 @@ setup-julia:
 
 demo: setup-python
 	$(VENV)/bin/devplace demo --out devplace-demo
+
+# The example notebooks in Jupyter, in the venv's kernel (the `notebook` extra). Jupyter refuses
+# to run as root without --allow-root (a fresh machine as in README); for others it changes nothing.
+notebook: setup-python
+	$(VENV)/bin/jupyter notebook --allow-root examples/notebooks
 
 test: setup
 	DEVPLACE_JULIA="$$(tools/setup-julia.sh)" $(PY) -m pytest

@@ -5,8 +5,14 @@ shows an error or a TensorFlow log line."""
 import base64
 import io
 import json
+import os
 import re
+import secrets
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,7 +25,9 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "examples" / "notebooks"
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "examples" / "notebooks"
+SERVER_START_S = 90
 CELL_TIMEOUT_S = 300
 # TF's C++ log lines (`I0000 00:00:1795748893.263426 12169 port.cc:153] ...`) and absl's notice
 TF_LOG = re.compile(
@@ -137,3 +145,67 @@ def test_tf1_chapter12_notebook(tmp_path):
     assert picture.width > 500
     printed = "".join(out.get("text", "") for out in outputs(notebook))
     assert "y = [2.5, 8.5]" in printed and "y = [26.5, 32.5]" in printed
+
+
+def make_notebook_command():
+    """The command `make notebook` runs (make's dry run: nothing is installed or started)."""
+    done = subprocess.run(
+        ["make", "--dry-run", "notebook"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if "jupyter notebook" in line]
+    return line.split()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_make_notebook_serves_the_example_notebooks_on_loopback(tmp_path):
+    command = make_notebook_command()
+    assert command == [".venv/bin/jupyter", "notebook", "--allow-root", "examples/notebooks"]
+    jupyter = Path(sys.executable).parent / "jupyter"  # this venv's, as .venv/bin/jupyter
+    for tool in ("notebook", "nbconvert"):
+        version = subprocess.run(
+            [jupyter, tool, "--version"], capture_output=True, text=True, timeout=60
+        )
+        assert version.returncode == 0 and re.match(r"\d+\.", version.stdout), version.stderr
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path), "JUPYTER_CONFIG_DIR": str(tmp_path)}
+    server = subprocess.Popen(
+        [
+            jupyter,
+            *command[1:],
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
+            f"--IdentityProvider.token={token}",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        listing, deadline = None, time.monotonic() + SERVER_START_S
+        while listing is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                url = f"http://127.0.0.1:{port}/api/contents?token={token}"
+                with urllib.request.urlopen(url, timeout=5) as reply:
+                    listing = json.load(reply)
+            except OSError:
+                time.sleep(0.5)
+        assert listing is not None, f"no answer in {SERVER_START_S} s: {server.poll()=}"
+        names = {item["name"] for item in listing["content"]}
+        assert {"colocate.ipynb", "tf1_chapter12.ipynb"} <= names
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+    assert server.returncode is not None

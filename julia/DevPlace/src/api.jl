@@ -191,6 +191,14 @@ const SESSION_OPTIONS = Dict(
                 "\"grpc://localhost:2222\""))
 
 """
+    last_error(io=stdout)
+
+Print the full text of the latest Python error: its type, its whole message (TensorFlow's stack
+listings included) and every Python frame but the bridge's. A `PyError` shows a short form.
+"""
+last_error(io::IO = stdout) = print(io, pyimport("devplace.bridge.error_text").last_text())
+
+"""
     init(sess)
 
 Initialize all global variables in `sess`.

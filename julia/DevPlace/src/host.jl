@@ -8,37 +8,6 @@
 # are Julia's stderr, so nothing it prints can land inside a frame.
 
 """
-    PyError
-
-A Python exception raised in the host: `type` (qualified name), `message`, `traceback` (the
-bridge's own frames left out unless `ENV["DEVPLACE_DEBUG"]` was set when the host started). If
-a Julia function called from Python threw, `julia_exception` is that exception and
-`julia_backtrace` its stack trace; a `PyError` thrown inside such a function comes back as
-itself.
-"""
-struct PyError <: Exception
-    type::String
-    message::String
-    traceback::String
-    julia_exception::Any
-    julia_backtrace::String
-end
-
-PyError(type::String, message::String, traceback::String, cause = nothing) =
-    PyError(type, message, traceback, cause, "")
-
-function Base.showerror(io::IO, e::PyError)
-    if e.julia_exception === nothing
-        print(io, "PyError: ", e.type, ": ", e.message)
-    else
-        print(io, "PyError: a Julia function called from Python threw:\n")
-        showerror(io, e.julia_exception)
-        isempty(e.julia_backtrace) || print(io, "\nStacktrace:\n", rstrip(e.julia_backtrace))
-    end
-    isempty(e.traceback) || print(io, "\n\nPython ", rstrip(e.traceback))
-end
-
-"""
     HostError(msg)
 
 The DevPlace Python host could not be started, died, or stopped answering.

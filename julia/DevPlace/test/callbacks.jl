@@ -77,7 +77,7 @@ end
     @test err isa PyError && endswith(err.type, "JuliaError")
     @test err.julia_exception isa DomainError
     @test occursin("no sines here", err.message)
-    @test occursin("Traceback", err.traceback)  # the Python side of the way back (TF's frames)
+    @test occursin("Traceback", sprint(DevPlace.last_error))  # the way back: TF's frames
     shown = sprint(showerror, err)
     @test startswith(shown, "PyError: a Julia function called from Python threw:\nDomainError")
     @test count("no sines here", shown) == 1 && !occursin("JuliaError", shown)

@@ -11,12 +11,11 @@ import importlib
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-from devplace.bridge import frames, wire
+from devplace.bridge import error_text, frames, wire
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
 from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
@@ -30,12 +29,6 @@ PROTOCOL_VERSION = 3
 #: must still be able to catch an error, format it and send it back, or Julia's replies would
 #: be abandoned mid-wait (the cause of "reply to N while waiting for M").
 STACK_HEADROOM = 120
-
-_BRIDGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _debug() -> bool:
-    return os.environ.get("DEVPLACE_DEBUG", "") not in ("", "0")
 
 
 def _descend(n: int) -> int:
@@ -52,30 +45,6 @@ def _headroom_left(n: int) -> bool:
     return True
 
 
-def _user_traceback(exc: BaseException) -> str:
-    """The traceback of `exc` without the bridge's own frames (all of them with DEVPLACE_DEBUG)
-    and without the final "Type: message" line, which Julia shows first."""
-    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
-    if not _debug():
-        seen: set[int] = set()
-        stack: list[traceback.TracebackException | None] = [te]
-        while stack:
-            t = stack.pop()
-            if t is None or id(t) in seen:
-                continue
-            seen.add(id(t))
-            kept = [f for f in t.stack if not f.filename.startswith(_BRIDGE_DIR)]
-            t.stack = traceback.StackSummary.from_list(kept)
-            stack += [t.__cause__, t.__context__]
-    lines = list(te.format())
-    tail = list(te.format_exception_only())
-    if lines[-len(tail) :] == tail:
-        lines = lines[: -len(tail)]
-    if lines == ["Traceback (most recent call last):\n"]:
-        return ""
-    return "".join(lines)
-
-
 class ProtocolError(Error):
     """A well-framed message that breaks the protocol (bad kind, opcode or body)."""
 
@@ -87,11 +56,6 @@ class StreamClosed(BaseException):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _type_name(exc: BaseException) -> str:
-    t = type(exc)
-    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
 class Host:
@@ -156,11 +120,8 @@ class Host:
     def _send_error(self, seq: int, exc: BaseException) -> None:
         """ERROR `(type, message, traceback, julia_id)`: `julia_id` numbers the Julia exception
         a `JuliaError` carries (else None), so Julia can throw that exception again."""
-        message = str(exc) if not isinstance(exc, KeyError) else str(exc).strip("'\"")
-        if isinstance(exc, KeyboardInterrupt):
-            message = "interrupted (Ctrl-C)"
         julia_id = exc.julia_id if isinstance(exc, JuliaError) else None
-        payload = (_type_name(exc), message, _user_traceback(exc), julia_id)
+        payload = (*error_text.describe(exc), julia_id)
         self._send(frames.ERROR, seq, [wire.encode_bytes(payload)])
 
     # --- receiving --------------------------------------------------------------------------
