@@ -132,3 +132,30 @@ def test_verify_measures_both_of_autos_results_also_when_one_device_is_the_pick(
     np.testing.assert_array_equal(measured["exhaustive on units"], on_units)
     np.testing.assert_array_equal(measured["search"], on_ops)
     assert set(singles) < set(measured)
+
+
+def test_near_groupings_move_or_swap_one_unit_and_come_fastest_first():
+    from devplace.autoplacer.strategies import near_groupings
+
+    problem = branches([3, 3, 2, 2])
+    labels = units(problem)
+    # branches 0+2 | 1+3 (5000 µs a side); x and the join with branch 0's side
+    pick = np.array([0] + [0] * 6 + [1] * 6 + [0] * 4 + [1] * 4 + [0])
+    assert len(set(labels.tolist())) == 6 and simulate(problem, pick).makespan < 6000
+    near = near_groupings(problem, pick, count=50)
+    times = [simulate(problem, a).makespan for a in near]
+    assert times == sorted(times) and len(near) == len({a.tobytes() for a in near})
+    for a in near:
+        moved = {int(u) for u in labels[a != pick]}
+        assert 1 <= len(moved) <= 2  # one unit moved, or two swapped
+        assert all(len(set(a[labels == u].tolist())) == 1 for u in moved)  # units whole
+    # the other balanced grouping (0+3 | 1+2) is one swap away, predicted as fast as the pick
+    swapped = pick.copy()
+    swapped[labels == labels[13]], swapped[labels == labels[17]] = 1, 0
+    assert any(np.array_equal(a, swapped) for a in near)
+    assert simulate(problem, swapped).makespan == simulate(problem, pick).makespan
+    assert len(near_groupings(problem, pick)) == 2  # NEAR by default: the two fastest
+    assert [simulate(problem, a).makespan for a in near_groupings(problem, pick)] == times[:2]
+    split = pick.copy()
+    split[1] = 1  # a branch split: not a grouping of the units
+    assert near_groupings(problem, split) == []

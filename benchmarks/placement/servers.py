@@ -285,6 +285,11 @@ def targets(result: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _escaped(label: str) -> str:
+    """A label as a Markdown table cell (a split's label may hold a `|`)."""
+    return label.replace("|", "\\|")
+
+
 def _cell(x: float | None, fmt: str = "{:.2f}") -> str:
     return "–" if x is None else fmt.format(x)
 
@@ -317,7 +322,8 @@ def run_markdown(result: dict[str, Any], explain: bool) -> list[str]:
     for g in result["graphs"]:
         for r in g["rows"]:
             lines.append(
-                f"| {g['graph']} | {g['ops']} | {r['placement']} | {r['predicted_us']:.0f} | "
+                f"| {g['graph']} | {g['ops']} | {_escaped(r['placement'])} | "
+                f"{r['predicted_us']:.0f} | "
                 f"{r['measured_us']:.0f} | {100 * r['error']:+.0f}% |"
             )
     lines += [
@@ -366,7 +372,7 @@ def steadiness(runs: list[dict[str, Any]]) -> list[str]:
             v = run["summary"]["graphs"][name]
             pick = v["autoplace"].removeprefix("autoplace (").removesuffix(")")
             lines.append(
-                f"| {name} | {k} | {run['load_before'].split()[0]} | {pick} | "
+                f"| {name} | {k} | {run['load_before'].split()[0]} | {_escaped(pick)} | "
                 f"{v['autoplace_speed_up']:.2f} | {_cell(v['hand_speed_up'])} | "
                 f"{_cell(v.get('autoplace_over_hand'), '{:.0%}')} | "
                 f"{100 * v['autoplace_error']:+.0f}% |"

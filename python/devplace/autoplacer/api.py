@@ -18,7 +18,7 @@ from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S
 from devplace.autoplacer.placers.single import all_on
 from devplace.autoplacer.profiles import profiled_cost
 from devplace.autoplacer.simulator import Schedule, simulate
-from devplace.autoplacer.strategies import Choice, choose
+from devplace.autoplacer.strategies import Choice, choose, near_groupings
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
 from devplace.feeds import accepts_feed_dict
@@ -251,12 +251,20 @@ def _to_verify(
 ) -> dict[str, np.ndarray]:
     """What verify measures: the pick and the best other placers' (`count` in all), both of
     auto's results (`Choice.placer`'s, also when the pick fell back to a single device, and
-    `Choice.runner_up`: so the units' exact solution is always measured), every single
-    device. In that order, which `verify.decide` follows between candidates measured alike."""
+    `Choice.runner_up`: so the units' exact solution is always measured), the groupings of
+    the units next to it predicted fastest (`strategies.near_groupings`: profile noise may
+    have ranked them below it), every single device. In that order, which `verify.decide`
+    follows between candidates measured alike."""
     candidates = _candidates(problem, assignment, label, count)
     candidates.setdefault(choice.placer, choice.assignment)
+    own = [choice.assignment]
     if choice.runner_up is not None:
         candidates.setdefault(*choice.runner_up)
+        own.append(choice.runner_up[1])
+    near = next((found for a in own if (found := near_groupings(problem, a))), [])
+    for k, a in enumerate(near, 1):
+        if not any(np.array_equal(a, b) for b in candidates.values()):
+            candidates[f"units' grouping next to auto's ({k})"] = a
     return {**candidates, **singles}
 
 

@@ -112,6 +112,7 @@ class Assigner:
         self._ok_lists: list[list[int]] | None = None
         self._need: list[float] = []
         self._room: list[float] = []
+        self._used: list[float] = []
         self._capped = bool(np.isfinite(self.caps).any())
         nowhere = np.flatnonzero(~self.ok.any(axis=1))
         if nowhere.size:
@@ -130,9 +131,10 @@ class Assigner:
             self._ok_lists = [[j for j, x in enumerate(row) if x] for row in self.ok.tolist()]
             self._need = self.group_mem[self.label].tolist()
             self._room = (self.caps * (1 + 1e-9)).tolist()
+            self._used = self.used.tolist()
         allowed = self._ok_lists[op]
         if self._capped:
-            used, need, room = self.used.tolist(), self._need[op], self._room
+            used, need, room = self._used, self._need[op], self._room
             allowed = [j for j in allowed if used[j] + need <= room[j]]
         if not allowed:
             self.feasible_mask(op)  # raises, naming the op
@@ -165,9 +167,11 @@ class Assigner:
         """Assign op's whole colocation group to device."""
         if self.assignment[op] >= 0:
             return
-        group = self.members[self.label[op]]
-        self.assignment[group] = device
-        self.used[device] += self.group_mem[self.label[op]]
+        label = self.label[op]
+        self.assignment[self.members[label]] = device
+        self.used[device] += self.group_mem[label]
+        if self._ok_lists is not None:  # the lists `options` reads
+            self._used[device] += self._need[op]
 
     def result(self) -> np.ndarray:
         """The complete assignment."""
