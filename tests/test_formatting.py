@@ -3,6 +3,7 @@
 import pytest
 
 import devplace as dp
+from devplace.bridge.julia_semantics import summary
 from devplace.formatting import article, fetched_line, format_bytes, format_time, plural
 from devplace.trace import Fetch
 
@@ -51,3 +52,9 @@ def test_a_bad_argument_names_its_type_with_the_right_article():
         dp.Session(soft=1)
     with pytest.raises(dp.Error, match=r"an int is not a device string"):
         dp.canonical_device(5)
+
+
+def test_julias_one_line_summaries_count_in_the_singular_for_one():
+    report = dp.placement(dp.Session(), dp.constant(1.0, name="one"))
+    (device,) = report.devices
+    assert summary(report) == f"PlacementReport(1 op on {device}, 0 transfers, 0 bytes)"

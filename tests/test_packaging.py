@@ -1,16 +1,21 @@
 """The wheel a user installs: built offline from this checkout, it carries the workloads, the
 licence and the metadata, and works from outside the repository."""
 
+import ast
 import os
 import shutil
 import subprocess
 import sys
 import zipfile
+from email.message import Message
 from email.parser import Parser
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ["bert-l3-operators.json", "bert24-layers.json", "resnet50-layers.json"]
@@ -53,11 +58,15 @@ def test_wheel_holds_the_workloads_the_licence_and_the_opcode_table(wheel):
     assert not any(n.startswith(("tests/", "benchmarks/", "examples/")) for n in names)
 
 
-def test_metadata_names_licence_author_python_range_and_dependencies(wheel):
+def _metadata(wheel: Path) -> Message:
     archive = zipfile.ZipFile(wheel)
-    meta = Parser().parsestr(
+    return Parser().parsestr(
         archive.read(next(n for n in archive.namelist() if n.endswith("METADATA"))).decode()
     )
+
+
+def test_metadata_names_licence_author_python_range_and_dependencies(wheel):
+    meta = _metadata(wheel)
     assert meta["License-Expression"] == "MIT"
     assert meta["Author"] == "devplace developers"
     assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(">=3.10,<3.14")
@@ -100,3 +109,29 @@ def test_installed_wheel_finds_its_workloads_outside_the_repository(wheel, tmp_p
     readme = hint.removeprefix("see the format in ")
     assert readme.startswith(str(site)) and Path(readme).is_file()
     assert tf_loaded == "False"
+
+
+def _imported_by_tests() -> set[str]:
+    """The top-level modules tests/ imports that are neither the standard library, devplace
+    nor modules of this checkout (tests' helpers, the benchmarks they run)."""
+    local = {p.stem for folder in ("tests", "benchmarks") for p in (ROOT / folder).rglob("*.py")}
+    found = set()
+    for path in (ROOT / "tests").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - local - {"__future__", "devplace"}
+
+
+def test_every_package_the_tests_import_is_named_by_pyproject(wheel):
+    requirements = _metadata(wheel).get_all("Requires-Dist")  # dependencies and extras
+    named = {canonicalize_name(Requirement(r).name) for r in requirements}
+    providers = packages_distributions()
+    unnamed = {
+        module: providers.get(module, ["not installed"])
+        for module in _imported_by_tests()
+        if not named & {canonicalize_name(d) for d in providers.get(module, [])}
+    }
+    assert unnamed == {}, "name these in pyproject.toml's dev extra (not only through another)"

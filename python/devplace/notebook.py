@@ -118,7 +118,8 @@ def placement_html(report: Any) -> str:
         _table(("op", "type", "requested", "actual", "transfers out"), rows, "ops", raw=True)
     )
     if report.transfers:
-        parts.append(_transfers_table(report.transfers, colors))
+        rows = report.transfer_rows()
+        parts.append(_transfers_table(report.TRANSFER_HEADERS, rows, colors))
     if report.fetched:
         parts.append(_notes([fetched_line(report.fetched)]))
     if report.optimized_away:
@@ -126,16 +127,15 @@ def placement_html(report: Any) -> str:
     return "".join(parts)
 
 
-def _transfers_table(transfers: Sequence[Any], colors: dict[str, str]) -> str:
-    rows = [
-        _cell(t.tensor + (" (control)" if t.control else ""))
-        + _cell(t.source, colors.get(t.source))
-        + _cell(t.destination, colors.get(t.destination))
-        + _cell(format_bytes(t.bytes))
-        + _cell(", ".join(t.consumers))
-        for t in transfers
+def _transfers_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], colors: dict[str, str]
+) -> str:
+    """A report's `transfer_rows`, each device coloured."""
+    cells = [
+        "".join(_cell(text, colors.get(text) if i in (1, 2) else None) for i, text in enumerate(r))
+        for r in rows
     ]
-    return _table(("tensor", "from", "to", "bytes", "read by"), rows, "transfers", raw=True)
+    return _table(headers, cells, "transfers", raw=True)
 
 
 def comparison_html(comparison: Any) -> str:

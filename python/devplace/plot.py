@@ -392,7 +392,7 @@ def _legend_handles(traces: Sequence[Trace]) -> list[Any]:
             Patch(
                 facecolor="white",
                 edgecolor="none",
-                label=f"+{len(ranked) - _MAX_LEGEND} more types",
+                label="+" + plural(len(ranked) - _MAX_LEGEND, "more type"),
             )
         )
     handles.append(Patch(facecolor="white", edgecolor="#333333", hatch="////", label="gradient op"))

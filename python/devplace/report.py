@@ -13,7 +13,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from tabulate import tabulate
 
@@ -72,6 +72,8 @@ class PlacementReport:
     transfers: list[Transfer]
     optimized_away: list[str]
     fetched: list[Fetch] = field(default_factory=list)
+    #: The columns of `transfer_rows`.
+    TRANSFER_HEADERS: ClassVar[tuple[str, ...]] = ("tensor", "from", "to", "bytes", "read by")
 
     def __getitem__(self, name: str) -> OpPlacement:
         for op in self.ops:
@@ -203,10 +205,10 @@ class PlacementReport:
 
     __str__ = table
 
-    def transfers_table(self, limit: int = MAX_TRANSFER_ROWS) -> str:
-        """The tensors that crossed devices (from, to, bytes, the ops that read them), the
-        first `limit` of them, then how many more (`to_json()` has every one)."""
-        rows = [
+    def transfer_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """Each tensor that crossed devices as the views show it: (tensor, from, to, bytes,
+        the ops that read it)."""
+        return [
             (
                 t.tensor + (" (control)" if t.control else ""),
                 t.source,
@@ -214,13 +216,14 @@ class PlacementReport:
                 format_bytes(t.bytes),
                 ", ".join(t.consumers) or "-",
             )
-            for t in self.transfers[:limit]
+            for t in self.transfers
         ]
-        lines = [
-            tabulate(
-                rows, headers=("tensor", "from", "to", "bytes", "read by"), disable_numparse=True
-            )
-        ]
+
+    def transfers_table(self, limit: int = MAX_TRANSFER_ROWS) -> str:
+        """The tensors that crossed devices (`transfer_rows`), the first `limit` of them, then
+        how many more (`to_json()` has every one)."""
+        rows = self.transfer_rows()[:limit]
+        lines = [tabulate(rows, headers=self.TRANSFER_HEADERS, disable_numparse=True)]
         if len(self.transfers) > limit:
             more = plural(len(self.transfers) - limit, "more transfer")
             lines.append(f"... and {more} (to_json() lists every one)")

@@ -25,6 +25,7 @@ import numpy as np
 
 import devplace as dp
 from devplace._tf import tf
+from devplace.formatting import format_time, plural
 from devplace.profile import Profile
 from devplace.report import PlacementReport
 
@@ -386,20 +387,20 @@ def summary(obj: Any) -> str:
     """One line for Julia's `show(io, x)` (and `repr`): never a dump of a trace or a table."""
     if isinstance(obj, PlacementReport):
         return (
-            f"PlacementReport({len(obj.ops)} ops on {_devices(obj.devices)}, "
-            f"{obj.transfer_count} transfers, {obj.transfer_bytes} bytes)"
+            f"PlacementReport({plural(len(obj.ops), 'op')} on {_devices(obj.devices)}, "
+            f"{plural(obj.transfer_count, 'transfer')}, {plural(obj.transfer_bytes, 'byte')})"
         )
     if isinstance(obj, Profile):
         return (
-            f"Profile({len(obj.op_stats)} ops, step {obj.step_time_us:.1f} µs, "
-            f"{obj.runs} run{'s' if obj.runs != 1 else ''}, values {_short(obj.values)})"
+            f"Profile({plural(len(obj.op_stats), 'op')}, step {format_time(obj.step_time_us)}, "
+            f"{plural(obj.runs, 'run')}, values {_short(obj.values)})"
         )
     if isinstance(obj, dp.Device):
         return f"Device({str(obj)!r})"
     if type(obj).__name__ == "AutoPlacement" and hasattr(obj, "predicted_step_time"):
         return (
-            f"AutoPlacement({len(obj)} ops on {_devices(obj.devices.values())}, "
-            f"predicted step {obj.predicted_step_time:.1f} µs, strategy {obj.strategy!r})"
+            f"AutoPlacement({plural(len(obj), 'op')} on {_devices(obj.devices.values())}, "
+            f"predicted step {format_time(obj.predicted_step_time)}, strategy {obj.strategy!r})"
         )
     return repr(obj)
 
