@@ -41,6 +41,9 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
        Diary, scalar
 
+# ADCME's time integrators (src/adcme/ode.jl).
+export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark
+
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
 export ADCME
@@ -77,6 +80,7 @@ include("adcme/io.jl")
 include("adcme/optim.jl")
 include("adcme/layers.jl")
 include("adcme/sparse.jl")
+include("adcme/ode.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
