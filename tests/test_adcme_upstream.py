@@ -1,9 +1,10 @@
 """ADCME's own test files and the code of its inverse-modeling tutorial, run with DevPlace.jl.
 
-`julia/DevPlace/test/upstream/` holds ADCME's `test/optim.jl`, `layers.jl`, `io.jl` and
-`sparse.jl` unchanged; `run_upstream.jl` runs one as ADCME's runtests.jl does, with `using
-DevPlace`, and prints a PASS or FAIL line per top-level testset. Every testset must pass but
-those listed in EXPECTED_FAILURES, each with the reason it cannot pass here.
+`julia/DevPlace/test/upstream/` holds ADCME's `test/optim.jl`, `layers.jl`, `io.jl`,
+`sparse.jl`, `ode.jl`, `newton.jl`, `pcl.jl` and `extra.jl` unchanged; `run_upstream.jl` runs
+one as ADCME's runtests.jl does, with `using DevPlace`, and prints a PASS or FAIL line per
+top-level testset. Every testset must pass but those listed in EXPECTED_FAILURES, each with the
+reason it cannot pass here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ EXPECTED_FAILURES = {
     ("optim.jl", "NLopt"): "needs NLopt.jl (Opt, inequality_constraint!), not installable here",
     ("optim.jl", "Optim"): "needs Optim.jl (Optim.optimize), not installable here",
     ("io.jl", "psave and pload"): 'needs PyCall\'s py"..." macro (Python code inside Julia)',
+    ("extra.jl", "load_op"): "needs ADCME's compiled custom operator library (LIBADCME)",
+    ("extra.jl", "get_library_symbols"): "needs ADCME's compiled custom operator library",
 }
 
 
@@ -32,7 +35,9 @@ def upstream_results(file: str, cwd: Path) -> dict[str, str]:
     return {name: status for status, name in rows}
 
 
-@pytest.mark.parametrize("file", ["optim.jl", "layers.jl", "io.jl", "sparse.jl"])
+@pytest.mark.parametrize(
+    "file", ["optim.jl", "layers.jl", "io.jl", "sparse.jl", "ode.jl", "newton.jl", "extra.jl"]
+)
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
     results = upstream_results(file, tmp_path)
     failed = {name for name, status in results.items() if status == "FAIL"}

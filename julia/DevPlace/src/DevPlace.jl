@@ -44,6 +44,9 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
 # ADCME's time integrators (src/adcme/ode.jl).
 export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark
 
+# ADCME's extras that need no compiled operator (src/adcme/extra.jl).
+export xavier_init, register, list_physical_devices, timestamp, sleep_for
+
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
 export ADCME
@@ -81,6 +84,7 @@ include("adcme/optim.jl")
 include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("adcme/ode.jl")
+include("adcme/extra.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
