@@ -1,10 +1,11 @@
 """ADCME's own test files and the code of its inverse-modeling tutorial, run with DevPlace.jl.
 
-`julia/DevPlace/test/upstream/` holds ADCME's `test/optim.jl`, `layers.jl`, `io.jl` and
-`sparse.jl` unchanged; `run_upstream.jl` runs one as ADCME's runtests.jl does, with `using
-DevPlace`, seeded, and prints a PASS, FAIL, EMPTY or BROKEN line per top-level testset. Every
-testset must pass but those listed in EXPECTED_FAILURES, each with the reason it cannot pass
-here; a failure's report (its tests' evaluated values) is the assertion's message.
+`julia/DevPlace/test/upstream/` holds ADCME's test files (`optim.jl`, `layers.jl`, `io.jl`,
+`sparse.jl`, `ode.jl`, `newton.jl`, `pcl.jl`, `extra.jl`, `rbf.jl`, `flow.jl`, ...) unchanged;
+`run_upstream.jl` runs one as ADCME's runtests.jl does, with `using DevPlace`, seeded, and prints
+a PASS, FAIL, EMPTY or BROKEN line per top-level testset. Every testset must pass but those
+listed in EXPECTED_FAILURES, each with the reason it cannot pass here; a failure's report (its
+tests' evaluated values) is the assertion's message.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ EXPECTED_FAILURES = {
     ("optim.jl", "NLopt"): "needs NLopt.jl (Opt, inequality_constraint!), not installable here",
     ("optim.jl", "Optim"): "needs Optim.jl (Optim.optimize), not installable here",
     ("io.jl", "psave and pload"): 'needs PyCall\'s py"..." macro (Python code inside Julia)',
+    ("extra.jl", "load_op"): "needs ADCME's compiled custom operator library (LIBADCME)",
+    ("extra.jl", "get_library_symbols"): "needs ADCME's compiled custom operator library",
 }
 
 
@@ -35,7 +38,20 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
     return {name: status for status, name in rows}, report[-6000:]
 
 
-@pytest.mark.parametrize("file", ["optim.jl", "layers.jl", "io.jl", "sparse.jl", "rbf.jl", "flow.jl"])
+@pytest.mark.parametrize(
+    "file",
+    [
+        "optim.jl",
+        "layers.jl",
+        "io.jl",
+        "sparse.jl",
+        "ode.jl",
+        "newton.jl",
+        "extra.jl",
+        "rbf.jl",
+        "flow.jl",
+    ],
+)
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
     results, report = upstream_results(file, tmp_path)
     not_passed = {name: status for name, status in results.items() if status != "PASS"}

@@ -48,6 +48,12 @@ export FlowOp, LinearFlow, AffineConstantFlow, ActNorm, SlowMAF, MAF, IAF, Inver
        autoregressive_network, TanhFlow, AffineScalarFlow, InvertFlow, AffineFlow, Abs, Exp, Log,
        MaskedAutoregressiveFlow, Permute, PowerTransform, Sigmoid, Softplus, Square
 
+# ADCME's time integrators (src/adcme/ode.jl).
+export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark
+
+# ADCME's extras that need no compiled operator (src/adcme/extra.jl).
+export xavier_init, register, list_physical_devices, timestamp, sleep_for
+
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
 export ADCME
@@ -87,6 +93,8 @@ include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("adcme/rbf.jl")
 include("adcme/flow.jl")
+include("adcme/ode.jl")
+include("adcme/extra.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
