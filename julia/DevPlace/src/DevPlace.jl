@@ -47,6 +47,9 @@ export FlowOp, LinearFlow, AffineConstantFlow, ActNorm, SlowMAF, MAF, IAF, Inver
        AffineHalfFlow, NeuralCouplingFlow, NormalizingFlow, NormalizingFlowModel,
        autoregressive_network, TanhFlow, AffineScalarFlow, InvertFlow, AffineFlow, Abs, Exp, Log,
        MaskedAutoregressiveFlow, Permute, PowerTransform, Sigmoid, Softplus, Square
+# ADCME's views (src/adcme/kit.jl; ADCMEKit.jl's too).
+export linedata, lineview, meshdata, meshview, pcolormeshview, gradview, jacview, PCLview, animate,
+       saveanim
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -74,6 +77,7 @@ include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("adcme/rbf.jl")
 include("adcme/flow.jl")
+include("adcme/kit.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
