@@ -47,6 +47,9 @@ export FlowOp, LinearFlow, AffineConstantFlow, ActNorm, SlowMAF, MAF, IAF, Inver
        AffineHalfFlow, NeuralCouplingFlow, NormalizingFlow, NormalizingFlowModel,
        autoregressive_network, TanhFlow, AffineScalarFlow, InvertFlow, AffineFlow, Abs, Exp, Log,
        MaskedAutoregressiveFlow, Permute, PowerTransform, Sigmoid, Softplus, Square
+# ADCME's views (src/adcme/kit.jl; ADCMEKit.jl's too).
+export linedata, lineview, meshdata, meshview, pcolormeshview, gradview, jacview, PCLview, animate,
+       saveanim
 
 # ADCME's time integrators (src/adcme/ode.jl).
 export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark
@@ -95,6 +98,7 @@ include("adcme/rbf.jl")
 include("adcme/flow.jl")
 include("adcme/ode.jl")
 include("adcme/extra.jl")
+include("adcme/kit.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")

@@ -19,6 +19,10 @@ using DevPlace, Test, LinearAlgebra, SparseArrays, Random, Statistics
 # (`ADCME.backward`, `ADCME.MultivariateNormalDiag`).
 const ADCME = DevPlace
 
+# ADCME's runtests.jl also has `using PyPlot` (kit.jl draws and saves): the stand-in (standins/).
+push!(LOAD_PATH, joinpath(@__DIR__, "standins"))
+using PyPlot
+
 # ADCME's runtests.jl also has `using PyCall`, which cannot be installed here: DevPlace's Python
 # error and object types under that name, so that `@test_throws PyCall.PyError ...` runs.
 module PyCall

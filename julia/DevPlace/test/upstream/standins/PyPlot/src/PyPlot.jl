@@ -7,7 +7,7 @@ module PyPlot
 
 using DevPlace
 
-export figure, subplot, plot, legend, xlabel, ylabel, savefig
+export figure, subplot, plot, scatter, legend, xlabel, ylabel, title, xlim, ylim, savefig
 
 const PYPLOT = Ref{Union{PyObject,Nothing}}(nothing)
 
@@ -22,8 +22,14 @@ end
 plain(x::AbstractRange) = collect(x)
 plain(x) = x
 
-for name in (:figure, :subplot, :plot, :legend, :xlabel, :ylabel, :savefig)
+for name in (:figure, :subplot, :plot, :scatter, :legend, :xlabel, :ylabel, :title, :xlim, :ylim)
     @eval $name(args...; kwargs...) = getproperty(pyplot(), $(QuoteNode(name)))(plain.(args)...; kwargs...)
 end
+
+"`savefig(file)`, the file named relative to Julia's working folder (the host's may differ)."
+savefig(file::AbstractString, args...; kwargs...) = pyplot().savefig(abspath(file), args...; kwargs...)
+
+"`close(\"all\")` (or a figure's label): PyPlot's method of `close` for names of figures."
+Base.close(name::AbstractString) = pyplot().close(name)
 
 end # module
