@@ -39,6 +39,7 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
     return {name: status for status, name in rows}, report[-6000:]
 
 
+@pytest.mark.timeout(900)  # as run_julia's own limit: a loaded machine needs minutes
 @pytest.mark.parametrize(
     "file",
     [
@@ -61,10 +62,11 @@ def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path
     assert not_passed == expected, f"{file}:\n{report}"
 
 
-def run_block(name: str, check: str, cwd: Path = REPO) -> str:
-    """Run the vendored tutorial block `name` as it is, then the Julia expression `check`; a
-    PyPlot stand-in (matplotlib through the host) answers `using PyPlot`."""
-    code = f'push!(LOAD_PATH, "{UPSTREAM / "standins"}"); include("{UPSTREAM / name}"); {check}'
+def run_block(name: str, check: str, cwd: Path = REPO, before: str = "") -> str:
+    """Run the Julia code `before`, the vendored tutorial block `name` as it is, then the Julia
+    expression `check`; a PyPlot stand-in (matplotlib through the host) answers `using PyPlot`."""
+    standins = UPSTREAM / "standins"
+    code = f'push!(LOAD_PATH, "{standins}"); {before}include("{UPSTREAM / name}"); {check}'
     done = run_julia(["-e", code], cwd=cwd, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
@@ -98,3 +100,66 @@ def test_tu_inv_functional_inverse_problem_learns_x_of_u_and_draws_it(tmp_path: 
     # The tutorial's figure: the estimated X(u) on the exact one (1 to 2), u on x(1 - x).
     assert x_error < 0.15 and u_error < 1e-3
     assert (tmp_path / "nn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.timeout(900)
+def test_tu_recipe_runs_top_to_bottom_with_its_views_and_reproduces_its_numbers(
+    tmp_path: Path,
+) -> None:
+    # The page's blocks in one process (each uses the f0 of the first), ADCME's views from
+    # DevPlace (`using ADCMEKit` answered by a stand-in): the five blocks of its recipe, then its
+    # sensitivity analysis, whose gradient test runs again for the numbers it plots.
+    check = (
+        'println("f0 = ", join(f0, " ")); println("theta = ", join(run(sess, θ), " ")); '
+        f'include("{UPSTREAM / "tu_recipe_2.jl"}"); '
+        'v1, v2 = gradview(sess, ε, loss, 0.01); println("v1 = ", join(v1, " ")); '
+        'println("v2 = ", join(v2, " "))'
+    )
+    out = run_block("tu_recipe_1.jl", check, cwd=tmp_path)
+    numbers = {
+        k: [float(v) for v in re.search(rf"^{k} = (.+)$", out, re.MULTILINE).group(1).split()]
+        for k in ("f0", "theta", "v1", "v2")
+    }
+    stated_f0 = [6.6423912339336475, 6.675935315969742, 6.706682200447601, 6.734800968378825]
+    stated_f0 += [6.7604627001561575, 6.783837569144308, 6.805092492614008, 6.824389291376896]
+    stated_f0 += [6.841883301751329, 6.8577223804673]
+    assert numbers["f0"] == pytest.approx(stated_f0, abs=1e-12)
+    # Step 2: "You should expect 0.0" (the loss at the true θ, shown by each of three blocks).
+    assert re.findall(r"^run\(sess, loss\) = (\S+)$", out, re.MULTILINE) == ["0.0"] * 3
+    # Step 5: BFGS! finds θ = [1.0000000000008975, 2.0000000000028235, 3.0000000000056493, ...]
+    assert numbers["theta"] == pytest.approx([1.0, 2.0, 3.0, 4.0], abs=1e-6)
+    # "a second order convergence for the automatic differentiation method while a first order
+    # convergence for the finite difference method": errors fall 100× and 10× per step.
+    v1, v2 = numbers["v1"], numbers["v2"]
+    assert all(8 < a / b < 12 for a, b in zip(v1[1:], v1[2:], strict=False))
+    assert all(60 < a / b < 140 for a, b in zip(v2[1:], v2[2:], strict=False))
+
+
+def test_nn_fcx_gives_each_samples_jacobian_as_the_page_states() -> None:
+    # The page's first blocks have no `using` line of their own (a reader has loaded ADCME).
+    check = (
+        'println("size = ", size(dy3)); println("same = ", run(Session(), y3) ≈ run(Session(), y2))'
+    )
+    out = run_block("nn_1.jl", check, before="using DevPlace; ")
+    assert "size = (10, 3, 2)" in out  # "dy3 will be a 10×3×2 tensor"
+    assert "same = true" in out  # fcx's values are fc's with the same θ
+
+
+@pytest.mark.timeout(900)
+def test_nn_prediction_save_load_and_code_as_the_page_shows(tmp_path: Path) -> None:
+    # Its prediction block, then ADCME.save/ADCME.load (`ADCME = DevPlace`, as README says) and
+    # ae_to_code, whose code the page prints.
+    check = (
+        'println("variables = ", length(tf.trainable_variables())); const ADCME = DevPlace; '
+        f'include("{UPSTREAM / "nn_3.jl"}"); println(ae_to_code("filename.mat", "default"))'
+    )
+    out = run_block("nn_2.jl", check, cwd=tmp_path)
+    assert "variables = 6" in out  # the second fc found the first's network, "default"
+    assert (tmp_path / "filename.mat").is_file()
+    code = out[out.index("let aedictdefault") :]
+    for i, layer in enumerate(["", "_1", "_2"]):
+        key = f"defaultbackslashfully_connected{layer}backslash"
+        assert f'W{i} = aedictdefault["{key}weightscolon0"]' in code
+        assert f'b{i} = aedictdefault["{key}biasescolon0"];' in code
+        assert f"isa(net, Array) ? (net = net * W{i} .+ b{i}') : (net = net *W{i} + b{i})" in code
+    assert code.count("(net = tanh.(net)) : (net=tanh(net))") == 2

@@ -1,0 +1,3 @@
+ADCME.save(sess, "filename.mat")
+
+ADCME.load(sess, "filename.mat")
