@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace.bridge.wire import Handle, JuliaRef
+from devplace.bridge.wire import Handle, JuliaRef, SharedArray
 
 VECTORS = Path(__file__).parent / "vectors"
 
@@ -20,7 +20,9 @@ def rows(name: str) -> list[list[str]]:
 
 def python_value(expr: str) -> Any:
     """Evaluate a vector's Python expression."""
-    return eval(expr, {"np": np, "Handle": Handle, "JuliaRef": JuliaRef})
+    return eval(
+        expr, {"np": np, "Handle": Handle, "JuliaRef": JuliaRef, "SharedArray": SharedArray}
+    )
 
 
 def same(a: Any, b: Any) -> bool:

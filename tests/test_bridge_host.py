@@ -24,7 +24,7 @@ def host() -> Iterator[HostProcess]:
 
 
 def test_hello_names_protocol_and_pid(host: HostProcess) -> None:
-    assert host.hello["protocol"] == PROTOCOL_VERSION == 3
+    assert host.hello["protocol"] == PROTOCOL_VERSION == 4
     assert host.hello["pid"] == host.proc.pid == host.request("stats")["pid"]
 
 

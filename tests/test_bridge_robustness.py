@@ -7,7 +7,6 @@ streams in seconds); a few cases run against the real `python -m devplace.bridge
 from __future__ import annotations
 
 import os
-import select
 import signal
 import struct
 import subprocess
@@ -20,9 +19,9 @@ from typing import Any
 
 import pytest
 from bridge_client import HostError, HostProcess
+from bridge_julia import JuliaScript, gone
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from julia_runner import PROJECT, REPO, require_julia
 
 from devplace.bridge import frames, wire
 from devplace.bridge.host import Host
@@ -231,59 +230,6 @@ def test_nested_callbacks_errors_and_releases_interleave(
 
 
 # --- the real Julia process: Ctrl-C and death ---------------------------------------------------
-
-
-class JuliaScript:
-    """A Julia process running `code` (DevPlace loaded), read line by line with deadlines."""
-
-    def __init__(self, code: str, tmp: Path, *args: str) -> None:
-        tmp.mkdir(parents=True, exist_ok=True)
-        script = tmp / "script.jl"
-        script.write_text("Base.exit_on_sigint(false)\nusing DevPlace\n" + code, encoding="utf-8")
-        env = dict(os.environ)
-        env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
-        env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
-        self.proc = subprocess.Popen(
-            [require_julia(), f"--project={PROJECT}", str(script), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-        )
-        self.seen: list[str] = []
-
-    def expect(self, prefix: str, timeout: float = 120) -> str:
-        """The next line starting with `prefix` (other lines are kept for the failure message)."""
-        assert self.proc.stdout is not None
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            ready, _, _ = select.select([self.proc.stdout], [], [], end - time.monotonic())
-            line = self.proc.stdout.readline() if ready else ""
-            if not line and (not ready or self.proc.poll() is not None):
-                break
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return line[len(prefix) :].strip()
-        raise AssertionError(
-            f"no line {prefix!r} within {timeout} s; output:\n{''.join(self.seen)}"
-        )
-
-    def finish(self) -> int:
-        try:
-            return self.proc.wait(60)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def gone(pid: int) -> bool:
-    """Has process `pid` exited (a zombie nobody reaped counts as exited)?"""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 INTERRUPTED = """

@@ -74,6 +74,7 @@ ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
 # the transport (pipes, host process, request loop), Python objects, then the API.
 include("frames.jl")
+include("shm.jl")
 include("wire.jl")
 include("requests.jl")
 include("fdio.jl")
@@ -108,7 +109,9 @@ function __init__()
     isempty(t) || set_timeout(parse(Float64, t))
     spin = get(ENV, "DEVPLACE_SPIN_US", "")
     isempty(spin) || (SPIN_NS[] = round(UInt64, 1000 * max(0.0, parse(Float64, spin))))
-    atexit(() -> stop_host(wait = false))
+    SHM_DIR[] = get(ENV, "DEVPLACE_SHM_DIR", SHM_DIR[])
+    SHM_MIN[] = parse(Int, get(ENV, "DEVPLACE_SHM_MIN", string(SHM_MIN[])))
+    atexit(() -> (stop_host(wait = false); retire_outbox()))
     get(ENV, "DEVPLACE_PRESTART", "1") == "0" || @async prestart_host()
 end
 

@@ -9,7 +9,7 @@ const CALLBACK = 0x04
 const RELEASE = 0x05
 const HELLO = 0x06
 
-const PROTOCOL_VERSION = 3
+const PROTOCOL_VERSION = 4
 const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
 const MAX_FRAME = typemax(UInt32)
 
@@ -31,14 +31,18 @@ Base.showerror(io::IO, e::WireError) = print(io, "WireError: ", e.msg)
 The bytes of one message: small values go into `buf`, large arrays are kept as separate
 `parts` so they are written to the pipe without another copy. `path` holds the containers being
 encoded, outermost first (wire.jl bounds their nesting); an encoder that threw is not reused.
+With `share`, arrays of `SHM_MIN[]` bytes or more go through the outbox (shm.jl); `shared`
+says whether some did.
 """
 mutable struct Encoder
     buf::IOBuffer
     parts::Vector{Any}
     path::Vector{Any}
+    share::Bool
+    shared::Bool
 end
 
-Encoder() = Encoder(IOBuffer(), Any[], Any[])
+Encoder(; share::Bool = false) = Encoder(IOBuffer(), Any[], Any[], share, false)
 
 const BIG_PART = 1 << 16
 

@@ -36,6 +36,7 @@ mutable struct Host
     interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
     sigint_sent::Bool            # the host was told about this Ctrl-C already
     task::Int                    # the Julia task whose scopes the host has installed (0: none)
+    dropping::Bool               # decoding an abandoned request's answer
 end
 
 const HOST = Ref{Union{Nothing,Host}}(nothing)
@@ -92,7 +93,8 @@ function python_command()
     end
     # TensorFlow (most of the start-up) loads while Julia compiles and sends its first call.
     preload = "devplace.bridge.julia_semantics"
-    return setenv(`$py -m devplace.bridge --write-fd 3 --parent-pid $(getpid()) --preload $preload`, env)
+    shm = `--shm-dir $(SHM_DIR[]) --shm-min $(SHM_MIN[])`
+    return setenv(`$py -m devplace.bridge --write-fd 3 --parent-pid $(getpid()) --preload $preload $shm`, env)
 end
 
 # Frames to the host go to its stdin, replies come on its fd 3, its stdout and stderr are
@@ -110,6 +112,7 @@ end
 
 "Start a host process; it is ready once `await_hello` returns."
 function spawn_host()
+    clean_stale_segments()
     cmd = python_command()
     child_in, to_host = os_pipe()
     from_host, child_out = os_pipe()
@@ -125,7 +128,7 @@ function spawn_host()
     GENERATION[] += 1
     h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, UInt32(0), true, false,
              "start-up", Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0,
-             Set{UInt32}(), false, false, 0)
+             Set{UInt32}(), false, false, 0, false)
     HOST[] = h
     return h
 end
@@ -209,6 +212,7 @@ function host_lost!(h::Host; wait::Bool = true)
     # it is worth waiting for.
     (h.timed_out || h.pid == 0) && kill(h.proc, Base.SIGKILL)
     close(h.pipes)
+    drop_inbox()
     if wait && !process_exited(h.proc)
         timedwait(() -> process_exited(h.proc), 1.0; pollint = 0.01)
         process_exited(h.proc) || kill(h.proc, Base.SIGKILL)
@@ -268,6 +272,9 @@ function register_function!(h::Host, f)
     return h.next_function
 end
 
+shared_array(h::Host, T::Type, dims::Tuple, path::String, offset::UInt64, stamp::UInt64) =
+    h.dropping ? nothing : read_shared(T, dims, path, offset, stamp)
+
 function lookup_function(h::Host, id::UInt64, name::String)
     f = get(h.functions, id, nothing)
     f === nothing && throw(WireError("Python returned Julia function $name (id $id), which it had released"))
@@ -300,7 +307,7 @@ function roundtrip(op::UInt8, args::Tuple)
 end
 
 function exchange(h::Host, op::UInt8, args::Tuple)
-    enc = Encoder()
+    enc = Encoder(share = true)
     write(enc.buf, op)
     first_new = h.next_function + 1
     try
@@ -319,6 +326,10 @@ function exchange(h::Host, op::UInt8, args::Tuple)
     try
         send(h, REQUEST, seq, message_parts(enc))
         return wait_reply(h, seq)
+    catch err
+        # An abandoned request may still be unread: its arrays must stay as they are.
+        err isa InterruptException && enc.shared && retire_outbox()
+        rethrow()
     finally
         h.depth -= 1
         h.waiting_for = outer
@@ -362,6 +373,16 @@ function decode_body(h::Host, body::Vector{UInt8})
     end
 end
 
+# The arrays of an abandoned request's answer may be overwritten already: they are skipped.
+function decode_dropped(h::Host, body::Vector{UInt8})
+    h.dropping = true
+    try
+        return decode_body(h, body)
+    finally
+        h.dropping = false
+    end
+end
+
 function wait_reply(h::Host, seq::UInt32)
     while true
         with_deadline(h, "serving ") do
@@ -370,7 +391,7 @@ function wait_reply(h::Host, seq::UInt32)
         kind, rseq, body = with_deadline(() -> read_frame(h.pipes), h, "serving ")
         if kind == REPLY || kind == ERROR
             if rseq != seq && pop!(h.abandoned, rseq, nothing) !== nothing
-                value = decode_body(h, body)  # the answer nobody waits for any more
+                value = decode_dropped(h, body)  # the answer nobody waits for any more
                 kind == ERROR && python_error(h, value)  # forgets its Julia exception
                 continue
             end
@@ -451,7 +472,7 @@ function callback_error!(h::Host, err, bt)
     return (string(typeof(err)), message, h.errors[h.next_error][2], Int(h.next_error))
 end
 
-const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "wire.jl", "requests.jl",
+const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "shm.jl", "wire.jl", "requests.jl",
     "fdio.jl", "gcqueue.jl", "host.jl", "pyobject.jl"))
 
 """
@@ -518,7 +539,7 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
         end
         (ERROR, callback_error!(h, err, bt))
     end
-    enc = Encoder()
+    enc = Encoder(share = true)
     try
         encode!(enc, h, payload)
     catch err

@@ -22,6 +22,7 @@ const TAG_NDARRAY = 0x0b
 const TAG_HANDLE = 0x0c
 const TAG_JLFUNC = 0x0d
 const TAG_DTYPE = 0x0e
+const TAG_SHARED = 0x0f
 
 "Numeric types that travel by value, in the order of their wire dtype codes 1, 2, ..."
 const DTYPES = (Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
@@ -55,6 +56,13 @@ function lookup_function end
 The Julia object for Python handle `id`.
 """
 function make_handle end
+
+"""
+    shared_array(ctx, T, dims, path, offset, stamp)
+
+The Julia array for an array the peer sent through shared memory (shm.jl).
+"""
+function shared_array end
 
 """
     WireHandle(id)
@@ -190,16 +198,32 @@ function encode_array!(enc::Encoder, a::Array{T,N}) where {T<:WireNumber,N}
         return encode!(enc, nothing, a[])
     end
     N <= 255 || throw(ArgumentError("arrays of more than 255 dimensions cannot be sent"))
+    shared = enc.share && SHM_MIN[] > 0 && sizeof(a) >= SHM_MIN[] ? share_array(a, !enc.shared) :
+             nothing
     io = enc.buf
-    write(io, TAG_NDARRAY, dtype_code(T), UInt8(N))
-    for d in size(a)
-        write(io, htol(UInt64(d)))
+    if shared !== nothing
+        enc.shared = true
+        return encode!(enc, nothing, WireShared(T, size(a), shared...))
     end
+    write_array_head(io, TAG_NDARRAY, T, size(a))
     if sizeof(a) >= BIG_PART
         add_big!(enc, a)
     else
         write(io, a)
     end
+end
+
+function write_array_head(io::IO, tag::UInt8, ::Type{T}, dims::Tuple) where {T}
+    write(io, tag, dtype_code(T), UInt8(length(dims)))
+    for d in dims
+        write(io, htol(UInt64(d)))
+    end
+end
+
+function encode!(enc::Encoder, ctx, x::WireShared)
+    write_array_head(enc.buf, TAG_SHARED, x.T, x.dims)
+    write_str(enc.buf, x.path)
+    write(enc.buf, htol(x.offset), htol(x.stamp))
 end
 
 function encode_pairs!(enc::Encoder, ctx, pairs)
@@ -261,6 +285,8 @@ function read_count(io::IO)
 end
 
 make_handle(::Nothing, id::UInt64) = WireHandle(id)
+shared_array(::Nothing, T::Type, dims::Tuple, path, offset, stamp) =
+    WireShared(T, dims, path, offset, stamp)
 lookup_function(::Nothing, id::UInt64, name::String) = WireFunction(id, name)
 
 "Vectors of decoded values get the narrowest element type, as comprehensions do."
@@ -312,6 +338,13 @@ function decode!(io::IO, ctx, depth::Int = 0)
         a = Array{T,N}(undef, dims)
         read!(io, a)
         return a
+    elseif tag == TAG_SHARED
+        T = dtype_of(read(io, UInt8))
+        N = Int(read(io, UInt8))
+        dims = ntuple(_ -> Int(ltoh(read(io, UInt64))), N)
+        path = read_str(io)
+        offset = ltoh(read(io, UInt64))
+        return shared_array(ctx, T, dims, path, offset, ltoh(read(io, UInt64)))
     elseif tag == TAG_HANDLE
         return make_handle(ctx, ltoh(read(io, UInt64)))
     elseif tag == TAG_JLFUNC

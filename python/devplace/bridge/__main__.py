@@ -77,6 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         help="import MODULE right after start-up, before the first request (repeatable)",
     )
     parser.add_argument(
+        "--shm-dir",
+        default=None,
+        metavar="FOLDER",
+        help="send arrays of --shm-min bytes or more through segments in FOLDER (/dev/shm)",
+    )
+    parser.add_argument(
+        "--shm-min", type=int, default=1 << 18, help="smallest array sent through shared memory"
+    )
+    parser.add_argument(
         "--parent-pid",
         type=int,
         default=os.getppid(),
@@ -92,7 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         os.setpgid(0, 0)
     from devplace.bridge.host import Host
 
-    host = Host(rfd, wfd, max_frame=args.max_frame, preload=args.preload)
+    host = Host(
+        rfd,
+        wfd,
+        max_frame=args.max_frame,
+        preload=args.preload,
+        shm_dir=args.shm_dir,
+        shm_min=args.shm_min,
+    )
     signal.signal(signal.SIGINT, host.interrupt)
     return host.serve_forever()
 

@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-from devplace.bridge import error_text, frames, wire
+import numpy as np
+
+from devplace.bridge import error_text, frames, shm, wire
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
 from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
@@ -23,7 +25,7 @@ from devplace.errors import Error
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 #: Python frames a callback into Julia leaves free below the recursion limit: every level below
 #: must still be able to catch an error, format it and send it back, or Julia's replies would
@@ -67,6 +69,8 @@ class Host:
         wfd: int,
         max_frame: int = frames.DEFAULT_MAX_FRAME,
         preload: Sequence[str] = (),
+        shm_dir: str | None = None,
+        shm_min: int = 0,
     ) -> None:
         self.reader = frames.FrameReader(rfd, max_frame)
         self.writer = frames.FrameWriter(wfd)
@@ -78,6 +82,9 @@ class Host:
         self.preload = tuple(preload)
         self._depth = 0  # callbacks into Julia now waiting for their reply
         self.interruptible = False  # True while a request's own code runs (not the bridge's)
+        # Arrays to Julia through shared memory only when Julia asked for it (--shm-dir).
+        self.outbox = shm.Outbox(shm_dir, shm_min) if shm_dir else None
+        self.inbox = shm.Inbox()
 
     # --- the codec's context --------------------------------------------------------------
     def to_handle(self, obj: Any) -> int:
@@ -94,6 +101,17 @@ class Host:
         if type(obj) is JuliaFunction and obj._caller is self:
             return obj.id
         return None
+
+    def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
+        return None if self.outbox is None else self.outbox.write(a, dtype)
+
+    def shared_array(
+        self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> Any:
+        try:
+            return self.inbox.read(dtype, shape, path, offset, stamp)
+        except shm.SegmentError as err:
+            raise wire.DecodeError(str(err)) from None
 
     # --- sending ----------------------------------------------------------------------------
     def drop_julia(self, id: int) -> None:
@@ -132,6 +150,8 @@ class Host:
             raise StreamClosed(f"devplace bridge: {err}", 2) from None
         if frame is None:
             raise StreamClosed("", 0)
+        if self.outbox is not None:  # Julia sends only after it has read what we sent
+            self.outbox.start_message()
         return frame
 
     def _stats(self) -> dict[str, int]:
@@ -212,6 +232,9 @@ class Host:
             if closed.code and str(closed):
                 print(str(closed), file=sys.stderr)
             return closed.code
+        finally:
+            if self.outbox is not None:
+                self.outbox.close()
 
     # --- callbacks into Julia -----------------------------------------------------------------
     def call_julia(self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -22,6 +22,7 @@ __all__ = [
     "Handle",
     "JuliaRef",
     "PlainContext",
+    "SharedArray",
     "decode",
     "encode",
 ]
@@ -42,6 +43,7 @@ NDARRAY = 0x0B  # u8 dtype + u8 ndim + ndim * u64 dims + column-major data
 HANDLE = 0x0C  # u64 id of an object in the Python host's handle table
 JLFUNC = 0x0D  # u64 id of a Julia callable + STR-encoded name (without tag)
 DTYPE = 0x0E  # u8 dtype: a numeric type (Julia `Float64` <-> numpy `float64`)
+SHARED = 0x0F  # u8 dtype + u8 ndim + ndim * u64 dims + STR path + u64 offset + u64 stamp
 
 #: dtype code <-> numpy dtype; Julia uses the same numbering (wire.jl).
 DTYPE_CODES: dict[int, np.dtype[Any]] = {
@@ -117,8 +119,34 @@ class JuliaRef:
         return f"JuliaRef({self.id}, {self.name!r})"
 
 
+class SharedArray:
+    """An array in a peer's shared-memory outbox as the codec sees it without a host (test
+    vectors): dtype, shape, the outbox's path, the array's offset in it and its stamp."""
+
+    __slots__ = ("dtype", "shape", "path", "offset", "stamp")
+
+    def __init__(
+        self, dtype: Any, shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> None:
+        self.dtype, self.shape, self.path = np.dtype(dtype), tuple(shape), path
+        self.offset, self.stamp = offset, stamp
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.dtype, self.shape, self.path, self.offset, self.stamp)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is SharedArray and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(("SharedArray", *self._key()))
+
+    def __repr__(self) -> str:
+        return "SharedArray({}, {}, {!r}, {}, {})".format(*self._key())
+
+
 class Context(Protocol):
-    """What the codec asks of its user: handles for objects, objects for handles."""
+    """What the codec asks of its user: handles for objects, objects for handles, and shared
+    memory for large arrays."""
 
     def to_handle(self, obj: Any) -> int: ...
 
@@ -127,6 +155,15 @@ class Context(Protocol):
     def julia_function(self, id: int, name: str) -> Any: ...
 
     def julia_id(self, obj: Any) -> int | None: ...
+
+    def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
+        """`a` copied as `dtype` into shared memory: (path, offset, stamp); or None: send it
+        by value."""
+        ...
+
+    def shared_array(
+        self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> Any: ...
 
 
 class PlainContext:
@@ -145,6 +182,14 @@ class PlainContext:
 
     def julia_id(self, obj: Any) -> int | None:
         return obj.id if type(obj) is JuliaRef else None
+
+    def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
+        return None
+
+    def shared_array(
+        self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> Any:
+        return SharedArray(dtype, shape, path, offset, stamp)
 
 
 class Encoder:
@@ -178,11 +223,28 @@ def _encode_str(buf: bytearray, s: str) -> None:
     buf += data
 
 
+def _encode_array_head(buf: bytearray, tag: int, code: int, shape: tuple[int, ...]) -> None:
+    buf += struct.pack("<BBB", tag, code, len(shape))
+    for d in shape:
+        buf += _U64.pack(d)
+
+
+def _encode_shared(
+    buf: bytearray, code: int, shape: tuple[int, ...], path: str, offset: int, stamp: int
+) -> None:
+    _encode_array_head(buf, SHARED, code, shape)
+    _encode_str(buf, path)
+    buf += _U64.pack(offset)
+    buf += _U64.pack(stamp)
+
+
 def _encode_array(enc: Encoder, a: np.ndarray[Any, Any], code: int) -> None:
     buf = enc.buf
-    buf += struct.pack("<BBB", NDARRAY, code, a.ndim)
-    for d in a.shape:
-        buf += _U64.pack(d)
+    shared = enc.ctx.share(a, DTYPE_CODES[code])
+    if shared is not None:
+        _encode_shared(buf, code, a.shape, *shared)
+        return
+    _encode_array_head(buf, NDARRAY, code, a.shape)
     data = np.asfortranarray(a) if a.ndim > 1 else np.ascontiguousarray(a)
     if data.dtype.byteorder == ">":
         data = data.astype(data.dtype.newbyteorder("<"))
@@ -237,6 +299,10 @@ def encode(value: Any, enc: Encoder, depth: int = 0) -> None:
         buf += np.asarray(value, dtype=DTYPE_CODES[code]).tobytes()
     elif t is type and value in _CODE_OF_TYPE:
         buf += struct.pack("<BB", DTYPE, _CODE_OF_TYPE[value])
+    elif t is SharedArray:
+        _encode_shared(
+            buf, _CODE_OF[value.dtype], value.shape, value.path, value.offset, value.stamp
+        )
     else:
         jid = enc.ctx.julia_id(value)
         if jid is not None:
@@ -359,6 +425,12 @@ def _read(r: _Reader, depth: int) -> Any:
         return r.ctx.julia_function(id, r.str())
     if tag == DTYPE:
         return _dtype(r.u8()).type
+    if tag == SHARED:
+        dt = _dtype(r.u8())
+        shape = tuple(r.u64() for _ in range(r.u8()))
+        path = r.str()
+        offset = r.u64()
+        return r.ctx.shared_array(dt, shape, path, offset, r.u64())
     raise DecodeError(f"unknown value tag 0x{tag:02x} at offset {r.pos - 1}")
 
 

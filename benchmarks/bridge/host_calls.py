@@ -1,16 +1,20 @@
-"""Graph-building rate from Python: the graph that benchmarks/bridge/bench.jl builds from Julia.
+"""The Python side of benchmarks/bridge/bench.jl: the same calls made by Python inside the host.
 
-    .venv/bin/python benchmarks/bridge/graph_build.py [iterations]
+    .venv/bin/python benchmarks/bridge/host_calls.py [iterations]
 
-Each iteration builds `x = sin(x) * 0.5 + 1.0` (Sin, Const, Mul, Const, AddV2) and, under a
-device function, the same again. Prints ops/s (best of 5 runs) and µs per op added by a
-Python device function.
+bench.jl imports this module in the host and times each call here, interleaved with the same
+call from Julia, so both numbers come from the same minutes of the same machine. On its own it
+prints the graph-building rate and what a Python device function adds per op.
+
+The graph is `x = sin(x) * 0.5 + 1.0` per iteration (Sin, Const, Mul, Const, AddV2).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import devplace as dp
 
@@ -29,6 +33,7 @@ def on_cpu(op: object) -> str:
 
 
 def build_with_device_function(n: int) -> float:
+    """Seconds per op to build `n` iterations in a fresh graph under a device function."""
     tf.reset_default_graph()
     with tf.device(on_cpu):
         return build_in_scope(n)
@@ -43,6 +48,20 @@ def build_in_scope(n: int) -> float:
     for _ in range(n):
         x = dp.sin(x) * 0.5 + 1.0
     return (time.perf_counter() - t) / (len(graph.get_operations()) - before)
+
+
+def per_call(f: Callable[[], Any], n: int) -> float:
+    """Seconds per call of `f`, over `n` calls."""
+    t = time.perf_counter()
+    for _ in range(n):
+        f()
+    return (time.perf_counter() - t) / n
+
+
+def time_run(sess: Any, fetches: Any, feed: Any, n: int) -> float:
+    """Seconds per `dp.run(sess, fetches, feed)` from Python, over `n` calls (the call Julia's
+    `run` makes in the host, without the bridge)."""
+    return per_call(lambda: dp.run(sess, fetches, feed), n)
 
 
 def main() -> None:

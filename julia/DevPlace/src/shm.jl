@@ -1,0 +1,240 @@
+# Large numeric arrays through shared memory (docs/protocol.md, "Shared memory"), as
+# python/devplace/bridge/shm.py. Each side writes the arrays of its messages into its own
+# *outbox*, one file in `SHM_DIR[]` (`/dev/shm`) kept mapped and reused, so no transfer pays for
+# fresh pages (on a virtual machine a fresh tmpfs page costs more than copying it); the frame
+# carries only each array's dtype, size, path, offset and stamp. The receiver keeps the peer's
+# outbox mapped and copies each array out at once. A side writes its outbox again only after
+# the peer sent a frame, so after it decoded the last message; the stamp written before each
+# array makes a later overwrite an error, never wrong data. A segment that cannot be made or
+# grown (no such folder, read-only, not enough space) leaves arrays to the pipe, with one line
+# saying why.
+
+const SHM_PREFIX = "devplace-"
+
+"The folder outboxes are made in (`ENV[\"DEVPLACE_SHM_DIR\"]`, default `/dev/shm`)."
+const SHM_DIR = Ref("/dev/shm")
+
+"""
+    SHM_MIN
+
+Arrays of at least this many bytes travel through shared memory (`ENV["DEVPLACE_SHM_MIN"]`,
+default 256 KiB; 0 turns shared memory off): below it the pipe is as fast.
+"""
+const SHM_MIN = Ref(1 << 18)
+
+const SHM_TOLD = Set{String}()   # why arrays went through the pipe, each said once
+
+const O_RDONLY = Cint(0)
+const O_RDWR = Cint(0o2)
+const O_CREAT = Cint(0o100)
+const O_EXCL = Cint(0o200)
+const O_CLOEXEC = Cint(0o2000000)
+const PROT_READ = Cint(1)
+const PROT_WRITE = Cint(2)
+const MAP_SHARED = Cint(1)
+const ESRCH = Cint(3)
+const STAMP_BYTES = 8
+
+"""
+    WireShared(T, dims, path, offset, stamp)
+
+An array in a peer's outbox as seen on the wire without a host (test vectors).
+"""
+struct WireShared
+    T::Type
+    dims::Tuple
+    path::String
+    offset::UInt64
+    stamp::UInt64
+end
+
+Base.:(==)(a::WireShared, b::WireShared) =
+    (a.T, a.dims, a.path, a.offset, a.stamp) == (b.T, b.dims, b.path, b.offset, b.stamp)
+
+"A mapped file: an outbox (written here) or the peer's outbox (read here)."
+mutable struct Segment
+    path::String
+    fd::Cint      # -1 for the peer's
+    ptr::Ptr{UInt8}
+    size::Int
+    used::Int     # bytes of the message being encoded (outbox)
+end
+
+const OUTBOX = Ref{Union{Nothing,Segment}}(nothing)
+const INBOX = Ref{Union{Nothing,Segment}}(nothing)
+const OUTBOX_COUNT = Ref(0)
+const STAMP = Ref(UInt64(0))
+
+"""
+    shm_refused(what, path, errno, detail="")
+
+Say once per kind of failure (`what` and `errno`) that arrays go through the pipe; `nothing`.
+"""
+function shm_refused(what::String, path::String, errno::Integer, detail::String = "")
+    why = string(what, ": ", Libc.strerror(errno))
+    why in SHM_TOLD && return nothing
+    push!(SHM_TOLD, why)
+    println(stderr, "DevPlace: large arrays go through the pipe instead of shared memory (",
+            what, " ", path, detail, ": ", Libc.strerror(errno),
+            "; set DEVPLACE_SHM_DIR to another folder, or DEVPLACE_SHM_MIN=0)")
+    return nothing
+end
+
+sys_message(what, path, errno) = string(what, " ", path, ": ", Libc.strerror(errno))
+
+unlink_segment(path::AbstractString) = (ccall(:unlink, Cint, (Cstring,), path); nothing)
+
+function map_fd(fd::Cint, n::Int, prot::Cint)
+    ptr = ccall(:mmap, Ptr{UInt8}, (Ptr{Cvoid}, Csize_t, Cint, Cint, Cint, Int64),
+                C_NULL, n, prot, MAP_SHARED, fd, 0)
+    return reinterpret(Int, ptr) == -1 ? nothing : ptr
+end
+
+unmap(s::Segment) = s.size > 0 && ccall(:munmap, Cint, (Ptr{UInt8}, Csize_t), s.ptr, s.size)
+
+"The outbox, made on first use; `nothing` (said once why) if it cannot be."
+function outbox()
+    box = OUTBOX[]
+    box === nothing || return box
+    path = joinpath(SHM_DIR[], string(SHM_PREFIX, getpid(), "-", OUTBOX_COUNT[] + 1))
+    fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+               Cint(0o600))
+    fd < 0 && return shm_refused("cannot create", path, Libc.errno())
+    OUTBOX_COUNT[] += 1
+    OUTBOX[] = Segment(path, fd, Ptr{UInt8}(0), 0, 0)
+end
+
+"Grow the outbox to hold `need` bytes: reserved first (`posix_fallocate`), as writing a mapped
+file that does not fit kills the process (SIGBUS) instead of failing."
+function grow!(box::Segment, need::Int)
+    size = max(need, 2 * box.size)
+    err = ccall(:posix_fallocate, Cint, (Cint, Int64, Int64), box.fd, 0, size)
+    if err != 0 && size > need  # no room to spare: exactly what is needed, then
+        size = need
+        err = ccall(:posix_fallocate, Cint, (Cint, Int64, Int64), box.fd, 0, size)
+    end
+    err == 0 || return shm_refused("cannot reserve", box.path, err,
+                                   string(" (", Base.format_bytes(need), ")"))
+    ptr = map_fd(box.fd, size, PROT_READ | PROT_WRITE)
+    ptr === nothing && return shm_refused("cannot map", box.path, Libc.errno())
+    unmap(box)
+    box.ptr, box.size = ptr, size
+    return box
+end
+
+"""
+    share_array(a, first) -> (path, offset, stamp) or nothing
+
+Copy `a` into the outbox after the arrays of the same message (`first`: the message's first),
+behind a new stamp; `nothing` when it must go through the pipe.
+"""
+function share_array(a::Array, first::Bool)
+    box = outbox()
+    box === nothing && return nothing
+    first && (box.used = 0)
+    offset = box.used + STAMP_BYTES
+    need = offset + sizeof(a)
+    need > box.size && grow!(box, need) === nothing && return nothing
+    stamp = STAMP[] += 1
+    unsafe_store!(Ptr{UInt64}(box.ptr + offset - STAMP_BYTES), stamp)
+    GC.@preserve a unsafe_copyto!(box.ptr + offset, Ptr{UInt8}(pointer(a)), sizeof(a))
+    box.used = (need + 7) & ~7
+    return box.path, UInt64(offset), stamp
+end
+
+"""
+    retire_outbox()
+
+Delete the outbox: a message in it may still be unread (an abandoned request), so the next
+array goes to a new one. Also at exit.
+"""
+function retire_outbox()
+    box = OUTBOX[]
+    box === nothing && return nothing
+    OUTBOX[] = nothing
+    unmap(box)
+    ccall(:close, Cint, (Cint,), box.fd)
+    unlink_segment(box.path)
+    return nothing
+end
+
+"""
+    read_shared(T, dims, path, offset, stamp) -> Array{T}
+
+Copy an array out of the peer's outbox (mapped once, again when it grew or changed).
+"""
+function read_shared(::Type{T}, dims::NTuple{N,Int}, path::String, offset::UInt64,
+                     stamp::UInt64) where {T,N}
+    startswith(basename(path), SHM_PREFIX) ||
+        throw(WireError("shared array path $path is not a DevPlace segment"))
+    nbig = prod(big.(dims)) * sizeof(T)
+    offset >= STAMP_BYTES && offset + nbig < typemax(Int) ||
+        throw(WireError("shared array of size $dims and type $T at $offset is out of range"))
+    n, off = Int(nbig), Int(offset)
+    box = INBOX[]
+    (box === nothing || box.path != path || box.size < off + n) && (box = map_inbox(path, off + n))
+    a = Array{T,N}(undef, dims)
+    stamped() = unsafe_load(Ptr{UInt64}(box.ptr + off - STAMP_BYTES)) == stamp
+    stamped() || throw(WireError("shared array in $path was overwritten before it was read"))
+    GC.@preserve a unsafe_copyto!(Ptr{UInt8}(pointer(a)), box.ptr + off, n)
+    stamped() || throw(WireError("shared array in $path was overwritten while it was read"))
+    return a
+end
+
+"Unmap the peer's outbox (its host is gone)."
+function drop_inbox()
+    box = INBOX[]
+    box === nothing || unmap(box)
+    INBOX[] = nothing
+    return nothing
+end
+
+function map_inbox(path::String, need::Int)
+    fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDONLY | O_CLOEXEC, Cint(0))
+    fd < 0 && throw(WireError(sys_message("cannot open shared array", path, Libc.errno())))
+    try
+        size = Int(stat(RawFD(fd)).size)
+        size >= need || throw(WireError("shared arrays file $path holds $size bytes, $need expected"))
+        ptr = map_fd(fd, size, PROT_READ)
+        ptr === nothing && throw(WireError(sys_message("cannot map", path, Libc.errno())))
+        old = INBOX[]
+        old === nothing || unmap(old)
+        return INBOX[] = Segment(path, Cint(-1), ptr, size, 0)
+    finally
+        ccall(:close, Cint, (Cint,), fd)
+    end
+end
+
+"""
+    clean_stale_segments()
+
+Delete the outboxes in `SHM_DIR[]` of processes that no longer run (a killed Julia or host);
+others' stay.
+"""
+function clean_stale_segments()
+    names = try
+        readdir(SHM_DIR[])
+    catch
+        return nothing
+    end
+    for name in names
+        startswith(name, SHM_PREFIX) || continue
+        parts = split(name, '-')
+        pid = length(parts) == 3 ? tryparse(Int32, parts[2]) : nothing
+        (pid === nothing || pid <= 0) && continue
+        exited(pid) && unlink_segment(joinpath(SHM_DIR[], name))
+    end
+    return nothing
+end
+
+"Has process `pid` exited? (a zombie nobody reaped yet has)"
+function exited(pid::Int32)
+    ccall(:kill, Cint, (Cint, Cint), pid, 0) == 0 || return Libc.errno() == ESRCH
+    stat = try
+        read("/proc/$pid/stat", String)
+    catch
+        return false
+    end
+    fields = split(stat[findlast(')', stat)+1:end])
+    return !isempty(fields) && fields[1] == "Z"
+end

@@ -1,0 +1,161 @@
+"""Large numeric arrays through shared memory (docs/protocol.md, "Shared memory").
+
+Each side writes the arrays of its messages into its own *outbox*, one file in the segment
+folder (`/dev/shm`) kept mapped and reused, so no transfer pays for fresh pages (on a virtual
+machine a fresh tmpfs page costs more than copying it); the frame carries only each array's
+dtype, shape, path, offset and stamp. The receiver keeps the peer's outbox mapped and copies
+each array out at once. A side writes its outbox again only after the peer sent a frame, so
+after it decoded the last message; the stamp written before each array makes a later overwrite
+an error, never wrong data. DevPlace.jl's `shm.jl` is the other end. An outbox that cannot be
+made or grown (no such folder, read-only, not enough space) leaves arrays to the pipe, with one
+line on stderr saying why.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import sys
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
+
+PREFIX = "devplace-"
+_STAMP = struct.Struct("<Q")
+
+
+class SegmentError(ValueError):
+    """A shared-array description that does not name a readable array."""
+
+
+class Outbox:
+    """This side's outbox in `folder`, for arrays of at least `min_bytes` (0: never)."""
+
+    def __init__(self, folder: str, min_bytes: int) -> None:
+        self.folder = folder
+        self.min_bytes = min_bytes
+        self.path = os.path.join(folder, f"{PREFIX}{os.getpid()}-1")
+        self._fd = -1
+        self._map: mmap.mmap | None = None
+        self._used = 0
+        self._stamp = 0
+        self._told: set[str] = set()
+
+    def start_message(self) -> None:
+        """The peer has read everything sent so far: the next message may reuse the space."""
+        self._used = 0
+
+    def write(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
+        """Copy `a` as `dtype` (little-endian), column-major, after the message's earlier
+        arrays; its (path, offset, stamp), or None (said once why) to send it by value."""
+        if self.min_bytes <= 0 or a.nbytes < self.min_bytes:
+            return None
+        offset = self._used + _STAMP.size
+        need = offset + a.nbytes
+        if (self._map is None or need > len(self._map)) and not self._grow(need):
+            return None
+        assert self._map is not None
+        self._stamp += 1
+        _STAMP.pack_into(self._map, offset - _STAMP.size, self._stamp)
+        dest: np.ndarray[Any, Any] = np.ndarray(
+            a.shape, dtype, buffer=self._map, offset=offset, order="F"
+        )
+        dest[...] = a  # the one copy, whatever `a`'s layout
+        del dest
+        self._used = (need + 7) & ~7
+        return self.path, offset, self._stamp
+
+    def _grow(self, need: int) -> bool:
+        """Reserve `need` bytes or more (before mapping: writing a mapped file that does not fit
+        is SIGBUS, not an error) and map them."""
+        try:
+            if self._fd < 0:
+                self._fd = os.open(
+                    self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
+                )
+            size = max(need, 2 * (len(self._map) if self._map is not None else 0))
+            try:
+                os.posix_fallocate(self._fd, 0, size)
+            except OSError:
+                size = need  # no room to spare: exactly what is needed, then
+                os.posix_fallocate(self._fd, 0, size)
+            new = mmap.mmap(self._fd, size)
+        except OSError as err:
+            what = "cannot create" if self._fd < 0 else "cannot reserve"
+            self._refuse(what, f"{what} {self.path} ({need} bytes): {err.strerror}", err)
+            return False
+        if self._map is not None:
+            self._map.close()
+        self._map = new
+        return True
+
+    def close(self) -> None:
+        """Unmap and delete the outbox (the host exits)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+
+    def _refuse(self, what: str, reason: str, err: OSError) -> None:
+        """Say `reason` once per kind of failure (`what`, errno)."""
+        kind = f"{what}: {err.errno}"
+        if kind not in self._told:
+            self._told.add(kind)
+            print(
+                f"devplace: large arrays go through the pipe instead of shared memory ({reason})",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+class Inbox:
+    """The peer's outbox, mapped once (again when it grew or changed); arrays are copied out."""
+
+    def __init__(self) -> None:
+        self.path = ""
+        self._map: mmap.mmap | None = None
+
+    def read(
+        self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> np.ndarray[Any, Any]:
+        """A copy of the array at `offset` of `path`, checked against its `stamp`."""
+        if not os.path.basename(path).startswith(PREFIX):
+            raise SegmentError(f"shared array path {path} is not a devplace segment")
+        nbytes = dtype.itemsize * int(np.prod(shape, dtype=object))
+        if offset < _STAMP.size:
+            raise SegmentError(f"shared array offset {offset} is out of range")
+        if self._map is None or path != self.path or len(self._map) < offset + nbytes:
+            self._remap(path, offset + nbytes)
+        m = self._map
+        assert m is not None
+        if _STAMP.unpack_from(m, offset - _STAMP.size)[0] != stamp:
+            raise SegmentError(f"shared array in {path} was overwritten before it was read")
+        out = np.ndarray(shape, dtype, buffer=m, offset=offset, order="F").copy(order="F")
+        if _STAMP.unpack_from(m, offset - _STAMP.size)[0] != stamp:
+            raise SegmentError(f"shared array in {path} was overwritten while it was read")
+        return out
+
+    def _remap(self, path: str, need: int) -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as err:
+            raise SegmentError(f"cannot open shared array {path}: {err.strerror}") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < need:
+                raise SegmentError(f"shared arrays file {path} holds {size} bytes, {need} expected")
+            new = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+        finally:
+            os.close(fd)
+        if self._map is not None:
+            self._map.close()
+        self._map, self.path = new, path

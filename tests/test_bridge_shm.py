@@ -1,0 +1,259 @@
+"""Large arrays between DevPlace.jl and its host through shared memory (docs/protocol.md, "Shared
+memory"), and every way it can fail: no segment folder, a read-only one, Docker's 64 MB one, an
+array larger than the free space, the host or Julia killed, Ctrl-C during a transfer. Each
+case checks the values, what was said, and that no segment is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bridge_julia import JuliaScript, gone
+
+from devplace.bridge import shm
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="/dev/shm, signals, mount namespaces: Linux"
+)
+
+SAID = "large arrays go through the pipe instead of shared memory"
+
+# Prints, for the test to check: each transfer's result, and the outboxes of this Julia and of
+# its host (`devplace-<pid>-<n>` in the segment folder) while they run.
+PRELUDE = """
+const D = DevPlace
+echo(x) = D.request(D.OP_ECHO, (x,))
+boxes(pid) = isdir(D.SHM_DIR[]) ?
+             filter(f -> startswith(f, "devplace-$pid-"), readdir(D.SHM_DIR[])) : String[]
+A = rand(1 << 20)  # 8 MiB
+show_pids() = (println("PIDS ", getpid(), " ", D.host_pid()); flush(stdout))
+"""
+
+TRANSFERS = (
+    PRELUDE
+    + """
+println("ECHO ", echo(A) == A)
+println("OUTBOXES ", length(boxes(getpid())), " ", length(boxes(D.host_pid())))
+np = pyimport("numpy")
+println("SUM ", np.sum(A) ≈ sum(A))
+M = rand(Float32, 600, 500)
+V = @view M[1:2:end, 2:3:end]  # not contiguous in Julia
+println("VIEW ", echo(V) == V)
+# Not contiguous in Python: a transposed, strided array.
+strided = pybuiltin("eval")("lambda n: __import__('numpy').arange(n * n * 1.0)" *
+                            ".reshape(n, n).T[::2]")
+n = 600
+println("STRIDED ", strided(n) == [(j - 1) * n + 2 * (k - 1) for k in 1:n ÷ 2, j in 1:n])
+println("ZERO ", echo(zeros(0)) == zeros(0), " ", size(echo(zeros(0, 5))) == (0, 5))
+r = try echo(fill("a", 600, 500)) catch e e end
+println("NONNUMERIC ", r isa ArgumentError && occursin("only numeric arrays", r.msg))
+objects = pybuiltin("eval")("lambda: __import__('numpy').array(['x'] * 300000, dtype=object)")
+println("OBJECTS ", objects() isa PyObject)
+println("SEVERAL ", echo((A, 2 .* A, Float32.(A))) == (A, 2 .* A, Float32.(A)))
+Big = rand(100 << 17)  # 100 MiB: both outboxes grow
+println("BIG ", echo(Big) == Big, " ", echo(A) == A)
+println("REUSED ", all(echo(A .+ i) == A .+ i for i in 1:5))
+sess = Session()
+println("RUN ", run(sess, constant(A)) == A)
+show_pids()
+"""
+)
+
+
+def leftovers(folder: str, *pids: int) -> list[str]:
+    """Segments of these processes still in `folder`."""
+    return [f for f in os.listdir(folder) if any(f.startswith(f"devplace-{p}-") for p in pids)]
+
+
+def test_arrays_cross_through_shared_memory_both_ways_and_leave_nothing(tmp_path: Path) -> None:
+    julia = JuliaScript(TRANSFERS, tmp_path)
+    assert julia.expect("ECHO ") == "true"
+    assert julia.expect("OUTBOXES ") == "1 1"  # the array went through both outboxes
+    for line in ("SUM", "VIEW", "STRIDED", "ZERO", "NONNUMERIC", "OBJECTS", "SEVERAL", "BIG"):
+        assert set(julia.expect(line + " ", timeout=300).split()) == {"true"}, line
+    assert julia.expect("REUSED ") == julia.expect("RUN ") == "true"
+    pids = [int(p) for p in julia.expect("PIDS ").split()]
+    assert julia.finish() == 0, julia.output()
+    assert SAID not in julia.output()
+    assert leftovers("/dev/shm", *pids) == []
+
+
+FALLBACK = (
+    PRELUDE
+    + """
+println("ECHO ", echo(A) == A, " ", echo(A) == A)
+Big = rand(100 << 17)
+println("BIG ", echo(Big) == Big, " ", echo(A) == A)
+println("OUTBOXES ", length(boxes(getpid())), " ", length(boxes(D.host_pid())))
+show_pids()
+"""
+)
+
+
+def test_without_a_segment_folder_arrays_go_through_the_pipe_said_once(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder"
+    julia = JuliaScript(FALLBACK, tmp_path, env={"DEVPLACE_SHM_DIR": str(missing)})
+    assert julia.expect("ECHO ") == "true true"
+    assert julia.expect("BIG ", timeout=300) == "true true"
+    assert julia.finish() == 0, julia.output()
+    lines = [line for line in julia.seen if SAID in line]
+    # Once from Julia (its feeds), once from the host (its answers), each naming the reason.
+    assert len(lines) == 2, julia.output()
+    assert all("No such file or directory" in line and str(missing) in line for line in lines)
+
+
+def _can_mount() -> bool:
+    try:
+        done = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "tmpfs", "x", "/mnt"],
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _small_dev_shm(options: str) -> tuple[str, ...]:
+    """Run the command with /dev/shm a fresh tmpfs mounted with `options`, in a private mount
+    namespace (nothing outside it sees the mount)."""
+    mount = f'mount -t tmpfs -o {options} tmpfs /dev/shm && exec "$@"'
+    return ("unshare", "--mount", "--propagation", "private", "sh", "-c", mount, "sh")
+
+
+needs_mount = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0 or not _can_mount(),
+    reason="mounting a private /dev/shm needs root and mount namespaces",
+)
+
+
+@needs_mount
+def test_a_read_only_dev_shm_sends_arrays_through_the_pipe(tmp_path: Path) -> None:
+    julia = JuliaScript(FALLBACK, tmp_path, wrap=_small_dev_shm("ro,size=64m"))
+    assert julia.expect("ECHO ") == "true true"
+    assert julia.expect("BIG ", timeout=300) == "true true"
+    assert julia.expect("OUTBOXES ") == "0 0"
+    assert julia.finish() == 0, julia.output()
+    lines = [line for line in julia.seen if SAID in line]
+    assert len(lines) == 2 and all("Read-only file system" in line for line in lines), lines
+
+
+@needs_mount
+def test_dockers_64_mb_dev_shm_takes_8_mb_and_sends_100_mb_through_the_pipe(
+    tmp_path: Path,
+) -> None:
+    julia = JuliaScript(FALLBACK, tmp_path, wrap=_small_dev_shm("size=64m"))
+    assert julia.expect("ECHO ") == "true true"
+    # 100 MiB is larger than the free space: the pipe, said once per side; then 8 MiB fits again.
+    assert julia.expect("BIG ", timeout=300) == "true true"
+    assert julia.expect("OUTBOXES ") == "1 1"
+    assert julia.finish() == 0, julia.output()
+    lines = [line for line in julia.seen if SAID in line]
+    assert len(lines) == 2 and all("No space left on device" in line for line in lines), lines
+
+
+KILLED = (
+    PRELUDE
+    + """
+echo(A)  # both outboxes exist
+dead = D.host_pid()
+die = pybuiltin("eval")("lambda a: __import__('os').kill(__import__('os').getpid(), 9)")
+r = try die(A) catch e e end
+println("KILLED ", r isa HostError, " ", dead)
+println("NEXT ", echo(A) == A)  # a fresh host; its start deleted the dead host's outbox
+show_pids()
+sleep(600)
+"""
+)
+
+AFTER = PRELUDE + 'println("ECHO ", echo(A) == A)\nshow_pids()\n'
+
+
+def test_segments_of_killed_processes_are_deleted_by_the_next_start(tmp_path: Path) -> None:
+    julia = JuliaScript(KILLED, tmp_path / "first")
+    killed, dead_host = julia.expect("KILLED ", timeout=300).split()
+    assert killed == "true"
+    assert julia.expect("NEXT ") == "true"
+    assert leftovers("/dev/shm", int(dead_host)) == []
+    julia_pid, host_pid = (int(p) for p in julia.expect("PIDS ").split())
+    julia.proc.kill()  # Julia killed mid-session: its host dies with it, both outboxes stay
+    julia.finish()
+    deadline = time.monotonic() + 10
+    while not gone(host_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(leftovers("/dev/shm", julia_pid, host_pid)) == sorted(
+        [f"devplace-{julia_pid}-1", f"devplace-{host_pid}-1"]
+    )
+    again = JuliaScript(AFTER, tmp_path / "second")
+    assert again.expect("ECHO ", timeout=300) == "true"
+    pids = [int(p) for p in again.expect("PIDS ").split()]
+    assert again.finish() == 0, again.output()
+    assert leftovers("/dev/shm", julia_pid, host_pid, *pids) == []
+
+
+INTERRUPTED = (
+    PRELUDE
+    + """
+Big = rand(100 << 17)
+sleepy = pybuiltin("eval")("lambda a, s: print('RUNNING', file=__import__('sys').stderr, " *
+                           "flush=True) or __import__('time').sleep(s) or a.sum()")
+echo(A)
+println("READY"); flush(stdout)
+r = try sleepy(Big, 100) catch e e end
+println("INTERRUPTED ", r isa InterruptException)
+println("NEXT ", echo(A) == A, " ", sleepy(Big, 0) ≈ sum(Big), " ", echo(Big) == Big)
+show_pids()
+"""
+)
+
+
+def test_ctrl_c_during_a_transfer_keeps_the_data_and_leaves_nothing(tmp_path: Path) -> None:
+    julia = JuliaScript(INTERRUPTED, tmp_path)
+    julia.expect("READY", timeout=300)
+    julia.expect("RUNNING", timeout=120)  # the host has the 100 MiB array, inside the call
+    julia.proc.send_signal(signal.SIGINT)
+    assert julia.expect("INTERRUPTED ", timeout=60) == "true"
+    assert julia.expect("NEXT ", timeout=300) == "true true true"
+    pids = [int(p) for p in julia.expect("PIDS ").split()]
+    assert julia.finish() == 0, julia.output()
+    assert leftovers("/dev/shm", *pids) == []
+
+
+# --- the Python end on its own ------------------------------------------------------------------
+
+
+def test_an_outbox_array_is_copied_out_intact_and_an_overwritten_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    box = shm.Outbox(str(tmp_path), 1)
+    inbox = shm.Inbox()
+    a = np.arange(12.0).reshape(3, 4)  # C order: written column-major
+    path, offset, stamp = box.write(a, a.dtype) or ("", 0, 0)
+    b = box.write(a.T, a.dtype)  # same message: after the first
+    assert b is not None and b[1] > offset
+    got = inbox.read(a.dtype, a.shape, path, offset, stamp)
+    assert np.array_equal(got, a) and np.array_equal(inbox.read(a.dtype, (4, 3), *b), a.T)
+    box.start_message()
+    box.write(a + 1, a.dtype)  # the next message reuses the space
+    with pytest.raises(shm.SegmentError, match="overwritten"):
+        inbox.read(a.dtype, a.shape, path, offset, stamp)
+    assert np.array_equal(got, a)  # what was read is a copy
+    box.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_shared_array_descriptions_naming_other_files_are_refused(tmp_path: Path) -> None:
+    other = tmp_path / "passwd"
+    other.write_bytes(bytes(64))
+    with pytest.raises(shm.SegmentError, match="not a devplace segment"):
+        shm.Inbox().read(np.dtype("<f8"), (2,), str(other), 8, 1)
+    short = tmp_path / "devplace-1-1"
+    short.write_bytes(bytes(16))
+    with pytest.raises(shm.SegmentError, match="holds 16 bytes"):
+        shm.Inbox().read(np.dtype("<f8"), (4,), str(short), 8, 1)
