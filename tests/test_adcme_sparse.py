@@ -14,6 +14,8 @@ from conftest import GPUS, HAS_GPU
 
 import devplace as dp
 from devplace.bridge.adcme import sparse as sp
+from devplace.bridge.adcme.assemblers import ASSEMBLERS
+from devplace.bridge.adcme.factorizations import FACTORIZATIONS, lu
 
 tf = dp.tf
 
@@ -196,3 +198,14 @@ def test_under_a_gpu_scope_the_solve_is_put_on_a_cpu() -> None:
     host = {op.name for op in host_ops}
     around = [op for op in report.ops if op.name not in host and op.actual.endswith(SCOPE)]
     assert around, f"the sparse ops around the solve run on {SCOPE}"
+
+
+def test_the_host_states_errors_are_devplace_errors_naming_the_next_step() -> None:
+    # ValueErrors too, so that py_func reports them as InvalidArgumentError when the graph runs.
+    with pytest.raises(dp.Error, match=r"not open: run SparseAssembler\(-7, n\)") as closed:
+        ASSEMBLERS.take(-7)
+    with pytest.raises(dp.Error, match="raise max_cache_size") as dropped:
+        FACTORIZATIONS.get(-1)
+    with pytest.raises(dp.Error, match="2×2 matrix is singular") as singular:
+        lu(np.array([[0, 0]]), np.array([0.0]), np.array([2, 2]))
+    assert all(isinstance(e.value, ValueError) for e in (closed, dropped, singular))

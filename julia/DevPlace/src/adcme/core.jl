@@ -67,7 +67,7 @@ function while_loop(condition::Union{PyObject,Function}, body::Function,
         "loop_vars) must be an Int32 tensor, got ", T === nothing ? "a non-numeric one" : T,
         ". Hint: i = constant(1; dtype=Int32)")))
     res = bridge_rule("adcme.core", "while_loop", condition, body, lv;
-                     parallel_iterations = Int(parallel_iterations), kwargs...)
+                      parallel_iterations = Int(parallel_iterations), kwargs...)
     return loop_vars isa PyObject ? res[1] : res
 end
 

@@ -591,7 +591,8 @@ end
 `fn` applied to each slice of `o` along the first dimension (`tf.map_fn`); with a vector of
 tensors, `fn` gets a vector of their slices. Give `dtype` when the result's type differs.
 """
-Base.map(fn::Function, o::PyObject; kwargs...) = bridge_rule("adcme.ops", "map_fn", fn, o; tf_kwargs("map", kwargs)...)
+Base.map(fn::Function, o::PyObject; kwargs...) =
+    bridge_rule("adcme.ops", "map_fn", fn, o; tf_kwargs("map", kwargs)...)
 Base.map(fn::Function, os::AbstractVector{PyObject}; kwargs...) =
     bridge_rule("adcme.ops", "map_fn", fn, collect(os); tf_kwargs("map", kwargs)...)
 

@@ -210,7 +210,8 @@ Base.:+(o::DenseLike, s::SparseTensor) = s + o
 Base.:-(s::SparseTensor, o::DenseLike) = bridge_rule("adcme.sparse", "add_dense", s.o, -convert_to_tensor(o))
 Base.:-(o::DenseLike, s::SparseTensor) = bridge_rule("adcme.sparse", "add_dense", (-s).o, o)
 
-Base.:*(c::Real, s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "scale", s.o, Float64(c)), s._diag)
+Base.:*(c::Real, s::SparseTensor) =
+    SparseTensor(bridge_rule("adcme.sparse", "scale", s.o, Float64(c)), s._diag)
 Base.:*(s::SparseTensor, c::Real) = c * s
 Base.:/(s::SparseTensor, c::Real) = (1 / c) * s
 
@@ -254,7 +255,8 @@ Base.adjoint(s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "transp
 The sum of all entries; with `dims=1` the column sums, with `dims=2` the row sums (vectors).
 """
 Base.sum(s::SparseTensor; dims::Union{Integer,Missing,Nothing} = missing) =
-    bridge_rule("adcme.sparse", "reduce_sum", s.o, dims === missing || dims === nothing ? nothing : Int(dims) - 1)
+    bridge_rule("adcme.sparse", "reduce_sum", s.o,
+                dims === missing || dims === nothing ? nothing : Int(dims) - 1)
 
 """
     reshape(s::SparseTensor, m, n) -> SparseTensor
@@ -321,7 +323,8 @@ for (name, kind, op) in ((:scatter_update, "update", "="), (:scatter_add, "add",
         function $name(A::SparseLike, i::SparseIndex, j::SparseIndex, B::SparseLike)
             A, B = constant(A), constant(B)
             check_sparse_index(A, (i, j))
-            SparseTensor(bridge_rule("adcme.sparse", "scatter", $kind, A.o, scatter_index(i), scatter_index(j), B.o))
+            SparseTensor(bridge_rule("adcme.sparse", "scatter", $kind, A.o, scatter_index(i),
+                                     scatter_index(j), B.o))
         end
     end
 end
@@ -398,7 +401,8 @@ The solution of `A x = rhs` with `Afac = factorize(A)`'s factors; gradients flow
 `A`'s values.
 """
 solve(Afac::Tuple{SparseTensor,PyObject}, rhs::Union{PyObject,AbstractArray{<:Real}}) =
-    bridge_rule("adcme.sparse", "factorized_solve", Afac[1].o, Afac[2], rhs isa PyObject ? rhs : float_values_nd(rhs))
+    bridge_rule("adcme.sparse", "factorized_solve", Afac[1].o, Afac[2],
+                rhs isa PyObject ? rhs : float_values_nd(rhs))
 Base.:\(Afac::Tuple{SparseTensor,PyObject}, rhs::Union{PyObject,AbstractArray{<:Real}}) =
     solve(Afac, rhs)
 

@@ -105,17 +105,19 @@ yet. The second form makes it with initial value `o` (a number, an array or a te
 of type `dtype` and size `shape`; both inside `variable_scope(scope)`, named `unnamed_...` when
 no name is given. Asked again with the same name, each returns the same variable.
 """
-get_variable(name::String; kwargs...) = bridge_rule("adcme.variable", "variable", name, ""; tf_kwargs("get_variable", kwargs)...)
+get_variable(name::String; kwargs...) =
+    bridge_rule("adcme.variable", "variable", name, ""; tf_kwargs("get_variable", kwargs)...)
 
 function get_variable(o::Union{PyObject,Bool,Number,AbstractArray{<:Number}};
                       name::Union{String,Missing} = missing, scope::String = "")
-    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope; initializer = constant(o))
+    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope;
+                initializer = constant(o))
 end
 
 function get_variable(dtype::Type; shape::Union{AbstractVector{<:Integer},Tuple},
                       name::Union{String,Missing} = missing, scope::String = "")
-    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope; shape = collect(shape),
-               dtype = dtype)
+    bridge_rule("adcme.variable", "variable", name === missing ? unnamed() : name, scope;
+                shape = collect(shape), dtype = dtype)
 end
 
 get_variable(dtype::Type, shape::Union{AbstractVector{<:Integer},Tuple},
@@ -250,7 +252,8 @@ end
 
 Element `i` (counted from 1; an integer or an integer tensor) of the TensorArray `ta`.
 """
-Base.read(ta::PyObject, i::Union{PyObject,Integer}) = bridge_rule("adcme.variable", "tensor_array_read", ta, i)
+Base.read(ta::PyObject, i::Union{PyObject,Integer}) =
+    bridge_rule("adcme.variable", "tensor_array_read", ta, i)
 
 """
     write(ta::PyObject, i, value) -> PyObject
