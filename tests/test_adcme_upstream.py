@@ -53,6 +53,7 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
         "rbf.jl",
         "flow.jl",
         "kit.jl",
+        "pcl.jl",
     ],
 )
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
