@@ -24,7 +24,6 @@ EXPECTED_FAILURES = {
     ("io.jl", "psave and pload"): 'needs PyCall\'s py"..." macro (Python code inside Julia)',
     ("extra.jl", "load_op"): "needs ADCME's compiled custom operator library (LIBADCME)",
     ("extra.jl", "get_library_symbols"): "needs ADCME's compiled custom operator library",
-    ("kit.jl", "test_jacobian"): "needs test_jacobian (issue 37's pcl part)",
 }
 
 
