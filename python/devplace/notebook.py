@@ -118,8 +118,8 @@ def placement_html(report: Any) -> str:
         _table(("op", "type", "requested", "actual", "transfers out"), rows, "ops", raw=True)
     )
     if report.transfers:
-        rows = report.transfer_rows()
-        parts.append(_transfers_table(report.TRANSFER_HEADERS, rows, colors))
+        crossed = report.transfer_rows()
+        parts.append(_transfers_table(report.TRANSFER_HEADERS, crossed, colors))
     if report.fetched:
         parts.append(_notes([fetched_line(report.fetched)]))
     if report.optimized_away:

@@ -190,7 +190,7 @@ shown(x) = (sprint(show, MIME"text/plain"(), x), repr(x))
     plain, line = shown(report)
     @test repr([report, report]) == string("PyObject[", line, ", ", line, "]")
     @test startswith(line, "PlacementReport(") && !occursin('\n', line)
-    @test occursin("/device:CPU:1", line) && occursin("transfers", line)
+    @test occursin("/device:CPU:1", line) && occursin("1 transfer,", line)
     @test startswith(plain, line * "\n") && occursin("requested", plain) && occursin("Sin", plain)
     @test !occursin("OpPlacement(", plain * line)          # no dataclass repr
     @test occursin("Sin", sprint(print, report))           # println still prints the table
