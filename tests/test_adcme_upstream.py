@@ -166,3 +166,20 @@ def test_nn_prediction_save_load_and_code_as_the_page_shows(tmp_path: Path) -> N
         assert f'b{i} = aedictdefault["{key}biasescolon0"];' in code
         assert f"isa(net, Array) ? (net = net * W{i} .+ b{i}') : (net = net *W{i} + b{i})" in code
     assert code.count("(net = tanh.(net)) : (net=tanh(net))") == 2
+
+
+def test_tu_fd_estimates_b_as_the_tutorial_states() -> None:
+    out = run_block("tu_fd.jl", "nothing")
+    b = float(re.search(r"^Estimated b = (\S+)$", out, re.MULTILINE).group(1))
+    assert abs(b - 0.9995582304494237) < 1e-9  # the tutorial's "expected output"
+
+
+def test_newton_raphson_page_solves_x3_equal_theta_with_its_gradient() -> None:
+    check = (
+        'println("x ok = ", run(sess, x) ≈ [2.0, 3.0, 4.0]); '
+        'println("gradient ok = ", '
+        "run(sess, gradients(sum(x), θ)) ≈ 1/3*[2. .^3;3. ^3; 4. ^3] .^(-2/3))"
+    )
+    out = run_block("newton_raphson_9.jl", check, before="using DevPlace; sess = Session(); ")
+    # the page's last block states both comparisons hold
+    assert "x ok = true" in out and "gradient ok = true" in out

@@ -39,7 +39,7 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        ScipyOptimizerMinimize, BFGS!, Optimize!, CustomOptimizer, newton_raphson,
        newton_raphson_with_grad, NonlinearConstrainedProblem, reset_default_options, ae, ae_init, ae_num,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
-       Diary, scalar
+       Diary, scalar, activate
 # ADCME's radial basis functions (src/adcme/rbf.jl).
 export RBF2D, RBF3D, interp1
 # ADCME's normalizing flows (src/adcme/flow.jl).
