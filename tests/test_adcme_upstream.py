@@ -132,9 +132,10 @@ def test_tu_recipe_runs_top_to_bottom_with_its_views_and_reproduces_its_numbers(
     # Step 5: BFGS! finds θ = [1.0000000000008975, 2.0000000000028235, 3.0000000000056493, ...]
     assert numbers["theta"] == pytest.approx([1.0, 2.0, 3.0, 4.0], abs=1e-6)
     # "a second order convergence for the automatic differentiation method while a first order
-    # convergence for the finite difference method": errors fall 100× and 10× per step.
+    # convergence for the finite difference method": errors fall 100× and 10× per step (once
+    # the step is below ε = 0.01, where the loss's curvature no longer dominates its slope).
     v1, v2 = numbers["v1"], numbers["v2"]
-    assert all(8 < a / b < 12 for a, b in zip(v1[1:], v1[2:], strict=False))
+    assert all(9 < a / b < 11 for a, b in zip(v1[2:], v1[3:], strict=False))
     assert all(60 < a / b < 140 for a, b in zip(v2[1:], v2[2:], strict=False))
 
 
@@ -183,3 +184,18 @@ def test_newton_raphson_page_solves_x3_equal_theta_with_its_gradient() -> None:
     out = run_block("newton_raphson_9.jl", check, before="using DevPlace; sess = Session(); ")
     # the page's last block states both comparisons hold
     assert "x ok = true" in out and "gradient ok = true" in out
+
+
+@pytest.mark.timeout(900)
+def test_bnn_first_block_fits_trains_the_variational_network_and_draws_its_samples() -> None:
+    # The page states no numbers: its DNN fits the data (BFGS!), the variational loss falls
+    # under Adam, and the figure gathers 2 × 1000 sampled curves with the fit and the data.
+    check = (
+        'println("fit = ", run(sess, loss)); println("adam = ", losses[1], " ", losses[end]); '
+        'println("lines = ", length(PyPlot.pyplot().gca().get_lines()))'
+    )
+    out = run_block("bnn_1.jl", check)
+    fit = float(re.search(r"^fit = (\S+)$", out, re.MULTILINE).group(1))
+    first, last = map(float, re.search(r"^adam = (\S+) (\S+)$", out, re.MULTILINE).groups())
+    assert fit < 1e-3 and last < first
+    assert "lines = 2006" in out  # 1 + 1, then 1000 + 2, then 1000 + 2 plot calls

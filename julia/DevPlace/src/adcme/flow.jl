@@ -412,23 +412,27 @@ function coupling_spline(fo::NeuralCouplingFlow, f, x)
                                                  softplus(D); range_min = -B)
 end
 
+"`y` through the spline that `f(cond)` parametrizes (its inverse if `inverse`), with the log-determinant."
+function spline_pass(fo::NeuralCouplingFlow, f, cond, y, inverse::Bool)
+    rqs = coupling_spline(fo, f, cond)
+    inverse && return rqs.inverse(y), rqs.inverse_log_det_jacobian(y, 1)
+    return rqs.forward(y), rqs.forward_log_det_jacobian(y, 1)
+end
+
+"The first and second halves of the columns of `x`."
+coupling_halves(fo::NeuralCouplingFlow, x) = (x = constant(x); (x[:, 1:fo.dim÷2], x[:, fo.dim÷2+1:end]))
+
 function forward(fo::NeuralCouplingFlow, x::FlowInput)
-    x = constant(x)
-    lower, upper = x[:, 1:fo.dim÷2], x[:, fo.dim÷2+1:end]
-    rqs = coupling_spline(fo, fo.f1, lower)
-    upper, ld1 = rqs.forward(upper), rqs.forward_log_det_jacobian(upper, 1)
-    rqs = coupling_spline(fo, fo.f2, upper)
-    lower, ld2 = rqs.forward(lower), rqs.forward_log_det_jacobian(lower, 1)
+    lower, upper = coupling_halves(fo, x)
+    upper, ld1 = spline_pass(fo, fo.f1, lower, upper, false)
+    lower, ld2 = spline_pass(fo, fo.f2, upper, lower, false)
     return [lower upper], ld1 + ld2
 end
 
 function backward(fo::NeuralCouplingFlow, z::FlowInput)
-    z = constant(z)
-    lower, upper = z[:, 1:fo.dim÷2], z[:, fo.dim÷2+1:end]
-    rqs = coupling_spline(fo, fo.f2, upper)
-    lower, ld1 = rqs.inverse(lower), rqs.inverse_log_det_jacobian(lower, 1)
-    rqs = coupling_spline(fo, fo.f1, lower)
-    upper, ld2 = rqs.inverse(upper), rqs.inverse_log_det_jacobian(upper, 1)
+    lower, upper = coupling_halves(fo, z)
+    lower, ld1 = spline_pass(fo, fo.f2, upper, lower, true)
+    upper, ld2 = spline_pass(fo, fo.f1, lower, upper, true)
     return [lower upper], ld1 + ld2
 end
 
