@@ -422,14 +422,18 @@ def run_once(args: argparse.Namespace) -> dict[str, Any]:
     """One run of the benchmark on a cluster of its own: every graph, and the summary."""
     t0 = time.perf_counter()
     load_before = os.getloadavg()
+    cores = os.sched_getaffinity(0)  # the next run's cluster needs them all again
     with dp.LocalCluster(ps=0, workers=args.tasks, cores_per_task=args.cores_per_task) as cluster:
         tasks = [f"/job:worker/task:{i}" for i in range(args.tasks)]
-        if cluster.cores:
-            pin_client(cluster)
-        graphs = []
-        for g in args.graphs:
-            graphs.append(one_graph(cluster, g, tasks, args.runs, args.budget, args.rounds))
-            print(f"{g}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        try:
+            if cluster.cores:
+                pin_client(cluster)
+            graphs = []
+            for g in args.graphs:
+                graphs.append(one_graph(cluster, g, tasks, args.runs, args.budget, args.rounds))
+                print(f"{g}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        finally:
+            os.sched_setaffinity(0, cores)
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_before": " ".join(f"{x:.2f}" for x in load_before),
@@ -454,11 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    runs = []
-    for k in range(args.repeat):
-        print(f"run {k + 1} of {args.repeat}", file=sys.stderr, flush=True)
-        runs.append(run_once(args))
-    record = {
+    record: dict[str, Any] = {
         "command": "benchmarks/placement/servers.py "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -466,11 +466,15 @@ def main(argv: list[str] | None = None) -> int:
         f"Python {platform.python_version()}",
         "tasks": args.tasks,
         "cores_per_task": args.cores_per_task,
-        "runs": runs,
-        "seconds": time.perf_counter() - t0,
+        "runs": [],
     }
-    (HERE / "servers.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
-    (HERE / "servers.md").write_text(markdown(record))
+    for k in range(args.repeat):
+        print(f"run {k + 1} of {args.repeat}", file=sys.stderr, flush=True)
+        record["runs"].append(run_once(args))
+        record["seconds"] = time.perf_counter() - t0
+        # written after every run: a run stopped later leaves the runs before it recorded
+        (HERE / "servers.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+        (HERE / "servers.md").write_text(markdown(record))
     print(json.dumps(record, indent=1, default=str) if args.json else markdown(record))
     return 0
 

@@ -344,9 +344,8 @@ def autoplace(
     `session` and `verify=N`, the `N` best candidates, auto's other result and every single
     device are measured (`runs` steps each, `feed` fed, fresh sessions, interleaved rounds)
     and the predicted-best single device is kept unless a candidate was significantly
-    faster (`autoplacer.verify`). `verify=None` (default): with `session`, when the placer's
-    own result is spread over several devices (even if predicted slower than one device), it
-    is verified so (as `verify=1`); else nothing is measured.
+    faster (`autoplacer.verify`). `verify=None` (default): with `session`, a placer's result
+    spread over devices (even if predicted slower than one) is verified so (as `verify=1`).
     `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph

@@ -36,8 +36,8 @@ STRATEGIES = (*PLACERS, "auto")
 UNIT_MARGIN = 0.05
 
 #: How many groupings of the units next to auto's verify measures too: where two groupings
-#: are predicted within the model's error of each other, profile noise decides which is the
-#: optimum, so the runs of one program picked different ones; measured, the faster wins.
+#: are predicted within the model's error of each other, profile noise can decide which is
+#: the optimum; measured side by side, the faster one wins.
 NEAR = 2
 #: Units above which `near_groupings` tries nothing (its trials grow with the square).
 MAX_NEAR_UNITS = 40
@@ -141,7 +141,7 @@ def near_groupings(problem: Problem, assignment: np.ndarray, count: int = NEAR) 
     """The `count` placements predicted fastest among those one step from `assignment` on
     the problem's units (`coarsen.units`): one unit moved to another device its ops may all
     use, or two units on different devices swapped; distinct, within the memory caps, fastest
-    first. None when `assignment` splits a unit or there are over `MAX_NEAR_UNITS` units."""
+    first. Empty when `assignment` splits a unit or there are over `MAX_NEAR_UNITS` units."""
     labels = units(problem)
     k = int(labels.max()) + 1
     dev = np.zeros(k, dtype=np.int64)
