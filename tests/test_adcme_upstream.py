@@ -24,6 +24,15 @@ EXPECTED_FAILURES = {
 }
 
 
+#: Testsets that test nothing, as ADCME wrote them, with their status: EMPTY (no test) or
+#: BROKEN (only skipped or broken tests), counted apart from PASS by run_upstream.jl.
+UNTESTED_UPSTREAM = {
+    ("optim.jl", "newton raphson"): ("BROKEN", "ADCME wraps the whole testset in @test_skip"),
+    ("optim.jl", "NonlinearConstrainedProblem"): ("BROKEN", "the same @test_skip"),
+    ("io.jl", "diary"): ("EMPTY", "writes and loads a Diary without a @test"),
+}
+
+
 def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
     """Each top-level testset of `file`, run in `cwd` (it writes files there), with its status
     (PASS, FAIL, EMPTY or BROKEN); and the runner's report, failed tests' values included."""
@@ -35,11 +44,13 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
     return {name: status for status, name in rows}, report[-6000:]
 
 
+@pytest.mark.timeout(960)  # run_julia's 900 s: a loaded machine compiles Julia slowly
 @pytest.mark.parametrize("file", ["optim.jl", "layers.jl", "io.jl", "sparse.jl"])
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
     results, report = upstream_results(file, tmp_path)
     not_passed = {name: status for name, status in results.items() if status != "PASS"}
     expected = {name: "FAIL" for (f, name) in EXPECTED_FAILURES if f == file}
+    expected |= {name: status for (f, name), (status, _) in UNTESTED_UPSTREAM.items() if f == file}
     assert not_passed == expected, f"{file}:\n{report}"
 
 
