@@ -1,4 +1,5 @@
-# devplace: `make demo` runs the colocate demonstration, `make test` runs every test.
+# devplace: `make demo` runs the colocate demonstration, `make test` runs every test,
+# `make test-fast` the fast tier (no Julia, clusters, notebooks; tests/slow_tests.py).
 # Both set up what they need first (Python venv with TensorFlow, and Julia for the tests).
 
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.devplace-installed
 
-.PHONY: setup setup-python setup-julia demo notebook test test-python lint bench clean
+.PHONY: setup setup-python setup-julia demo notebook test test-fast test-python lint bench clean
 
 setup: setup-python setup-julia
 
@@ -44,6 +45,9 @@ notebook: setup-python
 
 test: setup
 	DEVPLACE_JULIA="$$(tools/setup-julia.sh)" $(PY) -m pytest
+
+test-fast: setup-python
+	$(PY) -m pytest -m "not slow"
 
 lint: setup-python
 	$(VENV)/bin/ruff check python tests benchmarks examples

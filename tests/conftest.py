@@ -13,6 +13,7 @@ import signal
 os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 
 import pytest  # noqa: E402
+from slow_tests import is_slow  # noqa: E402
 
 import devplace as dp  # noqa: E402
 
@@ -30,6 +31,13 @@ requires_gpu = pytest.mark.skipif(
 requires_no_gpu = pytest.mark.skipif(
     HAS_GPU, reason="checks CPU-only behaviour (a GPU pin failing without soft placement)"
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` the tests slow_tests.py names: `make test-fast` (`-m "not slow"`) skips them."""
+    for item in items:
+        if is_slow(item.path.name, getattr(item, "originalname", item.name)):
+            item.add_marker(pytest.mark.slow)
 
 
 def ignore_sigint() -> None:

@@ -25,8 +25,16 @@ EXPECTED_FAILURES = {
     ("extra.jl", "load_op"): "needs ADCME's compiled custom operator library (LIBADCME)",
     ("extra.jl", "get_library_symbols"): "needs ADCME's compiled custom operator library",
 }
-#: Testsets that hold no test in ADCME's own file: counted apart (EMPTY), never as a pass.
-EXPECTED_EMPTY = {("kit.jl", "PCLview"): "ADCME's testset is empty"}
+
+
+#: Testsets that test nothing, as ADCME wrote them, with their status: EMPTY (no test) or
+#: BROKEN (only skipped or broken tests), counted apart from PASS by run_upstream.jl.
+UNTESTED_UPSTREAM = {
+    ("optim.jl", "newton raphson"): ("BROKEN", "ADCME wraps the whole testset in @test_skip"),
+    ("optim.jl", "NonlinearConstrainedProblem"): ("BROKEN", "the same @test_skip"),
+    ("io.jl", "diary"): ("EMPTY", "writes and loads a Diary without a @test"),
+    ("kit.jl", "PCLview"): ("EMPTY", "ADCME's testset is empty"),
+}
 
 
 def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
@@ -40,7 +48,7 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
     return {name: status for status, name in rows}, report[-6000:]
 
 
-@pytest.mark.timeout(900)  # as run_julia's own limit: a loaded machine needs minutes
+@pytest.mark.timeout(960)  # run_julia's 900 s: a loaded machine compiles Julia slowly
 @pytest.mark.parametrize(
     "file",
     [
@@ -61,7 +69,7 @@ def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path
     results, report = upstream_results(file, tmp_path)
     not_passed = {name: status for name, status in results.items() if status != "PASS"}
     expected = {name: "FAIL" for (f, name) in EXPECTED_FAILURES if f == file}
-    expected |= {name: "EMPTY" for (f, name) in EXPECTED_EMPTY if f == file}
+    expected |= {name: status for (f, name), (status, _) in UNTESTED_UPSTREAM.items() if f == file}
     assert not_passed == expected, f"{file}:\n{report}"
 
 

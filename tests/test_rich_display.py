@@ -121,11 +121,18 @@ def test_saved_profile_shows_its_timeline(session, tmp_path):
 def test_comparison_html_has_the_rows_of_its_table(session, tmp_path):
     fetch = seed_graph()
     dp.init(session)
-    path = dp.run_profile(session, fetch).save(tmp_path / "a.json")
-    comparison = compare(path, path, labels=("first", "second"))
+    first = dp.run_profile(session, fetch).save(tmp_path / "a.json")
+    with dp.cpu(0):  # the second: one op on one device, no transfers
+        alone = dp.sin(dp.constant(2.0))
+    second = dp.run_profile(session, alone).save(tmp_path / "b.json")
+    comparison = compare(first, second, labels=("first", "second"))
     (table,) = Tables(comparison._repr_html_()).tables
     assert table[0] == ["", "first", "second"]
     assert [tuple(row) for row in table[1:]] == comparison.rows()
+    shown = {row[0]: row[1:] for row in table[1:]}
+    assert shown["ops"] == [str(len(dp.read_trace(path).ops)) for path in (first, second)]
+    assert shown["cross-device transfers"][1] == "0" != shown["cross-device transfers"][0]
+    assert shown["busy /device:CPU:1"][1] == "-"
 
 
 def test_autoplacement_html_shows_the_pick_and_the_candidates(session):

@@ -94,34 +94,148 @@ def test_lstm_with_dynamic_rnn_trains():
     assert outputs.shape.as_list() == [None, steps, units]
 
 
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _basic_rnn_step(w: dict, scope: str, x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """BasicRNNCell: h' = tanh([x, h] W + b)."""
+    return np.tanh(np.concatenate([x, h], 1) @ w[f"{scope}/kernel"] + w[f"{scope}/bias"])
+
+
+def _gru_step(w: dict, scope: str, x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """GRUCell: reset and update gates, then h' = u h + (1 - u) tanh([x, r h] C + c)."""
+    gates = _sigmoid(
+        np.concatenate([x, h], 1) @ w[f"{scope}/gates/kernel"] + w[f"{scope}/gates/bias"]
+    )
+    r, u = np.split(gates, 2, axis=1)
+    candidate = np.concatenate([x, r * h], 1) @ w[f"{scope}/candidate/kernel"]
+    return u * h + (1 - u) * np.tanh(candidate + w[f"{scope}/candidate/bias"])
+
+
+def numpy_basic_rnn(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    h = np.zeros((xs.shape[0], 4))
+    steps = []
+    for t in range(xs.shape[1]):
+        h = _basic_rnn_step(w, "basic_rnn_cell", xs[:, t], h)
+        steps.append(h)
+    return np.stack(steps, 1)
+
+
+def numpy_peephole_lstm(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """LSTMCell(use_peepholes=True): gates i, j, f, o; forget bias 1; diagonal peepholes."""
+    c = m = np.zeros((xs.shape[0], 4))
+    steps = []
+    for t in range(xs.shape[1]):
+        z = np.concatenate([xs[:, t], m], 1) @ w["lstm_cell/kernel"] + w["lstm_cell/bias"]
+        i, j, f, o = np.split(z, 4, axis=1)
+        c = _sigmoid(f + 1.0 + w["lstm_cell/w_f_diag"] * c) * c + _sigmoid(
+            i + w["lstm_cell/w_i_diag"] * c
+        ) * np.tanh(j)
+        m = _sigmoid(o + w["lstm_cell/w_o_diag"] * c) * np.tanh(c)
+        steps.append(m)
+    return np.stack(steps, 1)
+
+
+def numpy_gru_stack(*scopes: str):
+    """GRU cells stacked (the output of one the input of the next), as MultiRNNCell runs them."""
+
+    def run(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+        hs = [np.zeros((xs.shape[0], 4)) for _ in scopes]
+        steps = []
+        for t in range(xs.shape[1]):
+            inputs = xs[:, t]
+            for k, scope in enumerate(scopes):
+                hs[k] = inputs = _gru_step(w, scope, inputs, hs[k])
+            steps.append(inputs)
+        return np.stack(steps, 1)
+
+    return run
+
+
+#: Every way DropoutWrapper(input_keep_prob=0.5) may keep (1) or drop (0) the 5 inputs of a step.
+MASKS = np.array([[(k >> i) & 1 for i in range(5)] for k in range(32)], np.float64)
+
+
+def numpy_input_dropout_rnn(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """BasicRNNCell on inputs kept with probability 1/2 (and doubled) or dropped: per step,
+    the mask that explains TensorFlow's output best (the draws are TensorFlow's own)."""
+    h = np.zeros((xs.shape[0], 4))
+    steps, kept = [], []
+    for t in range(xs.shape[1]):
+        dropped = xs[:, t, None, :] * MASKS * 2.0  # [batch, mask, input]
+        held = np.repeat(h[:, None, :], len(MASKS), 1)
+        tried = np.tanh(
+            np.concatenate([dropped, held], 2) @ w["basic_rnn_cell/kernel"]
+            + w["basic_rnn_cell/bias"]
+        )
+        best = np.abs(tried - outputs[:, t, None, :]).max(2).argmin(1)
+        h = tried[np.arange(len(best)), best]
+        steps.append(h)
+        kept.append(MASKS[best])
+    assert 0 < np.mean(kept) < 1, "some inputs dropped, some kept"
+    return np.stack(steps, 1)
+
+
+def random_weights(sess) -> dict[str, np.ndarray]:
+    """Give every variable random values (biases too), by name without `rnn/` and `:0`."""
+    rng = np.random.default_rng(1)
+    weights = {}
+    for var in tf.global_variables():
+        value = rng.normal(0.0, 0.5, var.shape.as_list())
+        var.load(value.astype(np.float32), sess)
+        weights[var.name.removeprefix("rnn/").removesuffix(":0")] = value
+    return weights
+
+
 @pytest.mark.parametrize(
-    "make_cell",
+    ("make_cell", "numpy_cell"),
     [
-        lambda: tf.nn.rnn_cell.BasicRNNCell(4),
-        lambda: tf.nn.rnn_cell.LSTMCell(4, use_peepholes=True),
-        lambda: tf.nn.rnn_cell.GRUCell(4),
-        lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(4) for _ in range(2)]),
-        lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), 0.5),
+        (lambda: tf.nn.rnn_cell.BasicRNNCell(4), numpy_basic_rnn),
+        (lambda: tf.nn.rnn_cell.LSTMCell(4, use_peepholes=True), numpy_peephole_lstm),
+        (lambda: tf.nn.rnn_cell.GRUCell(4), numpy_gru_stack("gru_cell")),
+        (
+            lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(4) for _ in range(2)]),
+            numpy_gru_stack("multi_rnn_cell/cell_0/gru_cell", "multi_rnn_cell/cell_1/gru_cell"),
+        ),
+        (
+            lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), 0.5),
+            numpy_input_dropout_rnn,
+        ),
     ],
     ids=["BasicRNNCell", "LSTMCell", "GRUCell", "MultiRNNCell", "DropoutWrapper"],
 )
-def test_rnn_cells_unroll(make_cell):
+def test_rnn_cells_unroll_to_numpys_values(make_cell, numpy_cell):
     x = tf.placeholder(tf.float32, [2, 3, 5])
     outputs, _ = tf.nn.dynamic_rnn(make_cell(), x, dtype=tf.float32)
     sess = dp.Session()
     dp.init(sess)
-    assert dp.run(sess, outputs, {x: np.ones((2, 3, 5), np.float32)}).shape == (2, 3, 4)
+    weights = random_weights(sess)
+    xs = np.random.default_rng(2).normal(0.0, 1.0, (2, 3, 5)).astype(np.float32)
+    got = dp.run(sess, outputs, {x: xs})
+    assert got.shape == (2, 3, 4)
+    np.testing.assert_allclose(got, numpy_cell(weights, xs, got), rtol=1e-4, atol=1e-5)
 
 
-def test_convolution_pooling_flatten_layers():
+def test_convolution_pooling_flatten_layers_compute_as_numpy():
     images = tf.placeholder(tf.float32, [None, 8, 8, 1])
     conv = tf.layers.conv2d(images, filters=4, kernel_size=3, padding="same", activation=tf.nn.relu)
     pool = tf.layers.max_pooling2d(conv, pool_size=2, strides=2)
     flat = tf.layers.flatten(pool)
     sess = dp.Session()
     dp.init(sess)
-    assert dp.run(sess, flat, {images: np.ones((3, 8, 8, 1), np.float32)}).shape == (3, 64)
     assert {v.op.type for v in tf.global_variables()} == {"VariableV2"}
+    w = random_weights(sess)
+    xs = np.random.default_rng(3).normal(0.0, 1.0, (3, 8, 8, 1)).astype(np.float32)
+    got = dp.run(sess, flat, {images: xs})
+    padded = np.pad(xs, ((0, 0), (1, 1), (1, 1), (0, 0)))  # "same" for a 3x3 kernel
+    windows = np.stack(
+        [padded[:, i : i + 8, j : j + 8, :] for i in range(3) for j in range(3)], 3
+    )  # [image, row, column, kernel position, channel]
+    kernel = w["conv2d/kernel"].reshape(9, 1, 4)
+    relu = np.maximum(np.einsum("brcpk,pkf->brcf", windows, kernel) + w["conv2d/bias"], 0)
+    pooled = relu.reshape(3, 4, 2, 4, 2, 4).max(axis=(2, 4))
+    np.testing.assert_allclose(got, pooled.reshape(3, 64), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(

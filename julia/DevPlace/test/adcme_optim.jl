@@ -110,8 +110,23 @@ end
     @test run(sess, x) ≈ 0.2  # x - 0.1 * 2 (x - 1)
     run(sess, adam)
     @test run(sess, x) ≈ 0.3 atol = 1e-6  # Adam's first step is the learning rate times the gradient's sign
-    for o in (AdadeltaOptimizer(), AdagradOptimizer(0.1), RMSPropOptimizer(0.1))
-        @test minimize(o, loss) isa PyObject
+    # One step of each from z = 0, where the gradient g of (z - 1)^2 is -2, by TensorFlow 1's
+    # update rules and default constants.
+    g, ε = -2.0, 1e-8
+    by_hand = [
+        # Adadelta (ρ 0.95): accum = (1 - ρ) g², update = √(0 + ε) / √(accum + ε) g, z -= lr update
+        (AdadeltaOptimizer(1.0), -sqrt(ε) / sqrt(0.05 * g^2 + ε) * g),
+        # Adagrad: accum = 0.1 (its initial value) + g², z -= lr g / √accum
+        (AdagradOptimizer(0.1), -0.1 * g / sqrt(0.1 + g^2)),
+        # RMSProp (decay 0.9, ε 1e-10): ms starts at 1, ms = 0.9 ms + 0.1 g², z -= lr g / √(ms + ε)
+        (RMSPropOptimizer(0.1), -0.1 * g / sqrt(0.9 + 0.1 * g^2 + 1e-10)),
+    ]
+    for (optimizer, after) in by_hand
+        z = Variable(0.0)
+        one_step = minimize(optimizer, (z - 1.0)^2)
+        init(sess)
+        run(sess, one_step)
+        @test run(sess, z) ≈ after rtol = 1e-6  # TensorFlow keeps ρ, ε, decay as float32
     end
 end
 

@@ -14,9 +14,12 @@ png_size(bytes) = (ntoh(reinterpret(UInt32, bytes[17:20])[1]),
     @test !showable(MIME("image/png"), report)
     html = sprint(show, MIME("text/html"), report)
     @test occursin("<b>Placement</b>", html)
-    for op in report.ops  # each op's row names the device it ran on
-        @test occursin("<td>$(op.name)</td>", html)
-        @test occursin(">$(op.actual)</td>", html)
+    for op in report.ops  # each op's own row: op, type, requested, actual, transfers out
+        starts = findfirst("<tr><td>$(op.name)</td>", html)
+        @test starts !== nothing
+        row = html[first(starts):first(findnext("</tr>", html, last(starts)))]
+        cells = [m.captures[1] for m in eachmatch(r"<td[^>]*>(.*?)</td>", row)]
+        @test cells[[1, 3, 4]] == [op.name, op.requested, op.actual]
     end
     @test report.actual("Sin") == "/device:CPU:1" && report.actual("Cos") == "/device:CPU:0"
 
