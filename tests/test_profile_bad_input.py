@@ -57,6 +57,11 @@ BAD_TRACES = [
     ("ts-nan", with_op(ts="NAN").replace('"NAN"', "NaN"), "traceEvents[1].ts is nan"),
     ("ts-string", with_op(ts="soon"), "traceEvents[1].ts is 'soon', expected a number of µs"),
     (
+        "input-number",
+        with_op(args={"name": "a", "op": "Sin", "input0": 5}),
+        "traceEvents[1].args.input0 is 5, expected a string",
+    ),
+    (
         "flow-cat-list",
         json.dumps({"traceEvents": [process(1, "/device:CPU:0 Compute"), *flow_with(cat=["x"])]}),
         "traceEvents[1].cat is ['x'], expected an integer or a string",
