@@ -104,7 +104,8 @@ def _short_message(text: str, drop: tuple[str, ...]) -> str:
 
 
 def _hint(text: str) -> str:
-    """What usually causes `exc`, in Julia's words, where devplace knows it."""
+    """What usually causes an error with message `text`, in Julia's words, where devplace
+    knows it; "" elsewhere."""
     if "uninitialized value" in text or "uninitialized variable" in text:
         return "Hint: init(sess) initialises the variables; call it once they are built, before run"
     if "soft=True" in text or "Cannot assign a device for operation" in text:
