@@ -1,5 +1,6 @@
 """The tests `make test-fast` leaves out (marked `slow` by conftest.py): those that start Julia,
-a cluster of TF servers, a notebook kernel, a browser, a wheel build or a whole example script.
+TF servers, a notebook kernel, a browser, a wheel build, an example script or another fresh
+Python process.
 
 What stays is every module's core behaviour in one process: values, devices, reports, refusals.
 `make test` runs everything; its `--durations` list shows what to add here when the fast tier
@@ -10,6 +11,7 @@ grows past its budget (README, "Tests").
 SLOW_MODULES = {
     "test_adcme_interrupt.py",  # Julia
     "test_adcme_upstream.py",  # Julia
+    "test_bridge_robustness.py",  # Julia processes started, interrupted, killed
     "test_cluster_checkpoint.py",  # clusters
     "test_cluster_cli.py",
     "test_cluster_example.py",
@@ -21,12 +23,22 @@ SLOW_MODULES = {
     "test_examples_python.py",  # each example script in its own process
     "test_notebooks.py",
     "test_packaging.py",  # builds the wheel
+    "test_quiet_console.py",  # a fresh process (Python or Julia) per test
+    "test_remote_sessions.py",  # TF servers
     "test_servers_benchmark.py",
 }
 
 #: Single slow tests of modules whose other tests are fast, by module and function name.
 SLOW_TESTS = {
+    "test_autoplace_cost.py": {
+        "test_verify_gpu_script_runs_without_a_gpu_too",
+        "test_fidelity_script_reports_the_summary_on_the_shared_data",
+    },
     "test_bridge_julia.py": {"test_devplace_jl_suite"},
+    "test_cli.py": {
+        "test_console_script_runs",
+        "test_full_verbosity_child_reports_the_missing_driver",
+    },
     "test_cluster_cores.py": {
         "test_each_server_runs_only_on_its_own_cores_and_computes",
         "test_cluster_up_cores_per_task_pins_each_server",
@@ -43,13 +55,18 @@ SLOW_TESTS = {
         "test_cluster_wait_names_the_tasks_that_do_not_answer",
         "test_serve_wait_names_the_tasks_that_never_answer_and_stops",
     },
-    "test_remote_sessions.py": {
-        "test_the_ps_worker_graph_sends_three_tensors_and_fetches_one",
-        "test_the_replica_device_setter_graph_sends_three_tensors_and_fetches_six",
-        "test_a_remote_profile_draws_the_transfers_its_title_counts",
-        "test_the_placement_log_of_a_cluster_session_comes_from_its_master_task",
+    "test_session.py": {
+        "test_gpu_memory_options_a_later_session_cannot_get_warn_once_naming_both",
+        "test_tf_force_gpu_allow_growth_overrides_allow_growth_and_the_warning_says_so",
     },
     "test_tensorboard.py": {"test_graphs_dashboard_renders_in_headless_chromium"},
+    "test_tf1_programs.py": {"test_tf_keras_loads_on_first_touch_and_leaves_tf_keras_alone"},
+    "test_tf_mode.py": {
+        "test_eager_code_run_before_the_switch_gets_a_warning",
+        "test_import_prints_no_load_noise",
+        "test_the_eager_code_warning_points_at_the_users_line",
+    },
+    "test_virtual_gpus.py": {"test_a_later_different_request_warns_once_naming_both"},
 }
 
 
