@@ -42,7 +42,7 @@ UNIT_MARGIN = 0.05
 NEAR = 2
 #: Units above which `near_groupings` tries nothing (its trials grow with the square).
 MAX_NEAR_UNITS = 40
-#: Simulated ops `near_groupings` spends at most (trials x ops; about 1 s): a large graph
+#: Simulated ops `near_groupings` spends at most (trials x ops; 1-2 s here): a large graph
 #: gets its one-unit moves and the first swaps only.
 MAX_NEAR_WORK = 200_000
 
