@@ -17,6 +17,7 @@ from devplace.autoplacer.simulator import Schedule, simulate
 __all__ = [
     "MAX_BUDGET_S",
     "MAX_NEAR_UNITS",
+    "MAX_NEAR_WORK",
     "NEAR",
     "STRATEGIES",
     "UNIT_MARGIN",
@@ -41,6 +42,9 @@ UNIT_MARGIN = 0.05
 NEAR = 2
 #: Units above which `near_groupings` tries nothing (its trials grow with the square).
 MAX_NEAR_UNITS = 40
+#: Simulated ops `near_groupings` spends at most (trials x ops; 1-2 s here): a large graph
+#: gets its one-unit moves and the first swaps only.
+MAX_NEAR_WORK = 200_000
 
 
 @dataclass
@@ -158,7 +162,7 @@ def near_groupings(problem: Problem, assignment: np.ndarray, count: int = NEAR) 
         if dev[u] != dev[v] and ok[u, dev[v]] and ok[v, dev[u]]
     ]
     found: dict[bytes, tuple[float, np.ndarray]] = {}
-    for step in steps:
+    for step in steps[: max(MAX_NEAR_WORK // problem.n, 1)]:
         trial = dev.copy()
         trial[list(step)] = list(step.values())
         a = trial[labels]
