@@ -127,13 +127,14 @@ end
 "Print the rows (see the top of this file) and a summary line."
 function report(file, rows)
     statuses = status.(rows)
-    for (row, status) in zip(rows, statuses)
-        println(join(["UPSTREAM", status, row.name, row.counts...], '\t'))
+    for (row, verdict) in zip(rows, statuses)
+        println(join(["UPSTREAM", verdict, row.name, row.counts...], '\t'))
         isempty(row.failures) || println(row.failures)
         isempty(row.stopped_by) ||
             println("  stopped by: ", first(replace(row.stopped_by, '\n' => ' '), 300))
     end
-    counts = ["$(count(==(s), statuses)) $(lowercase(s))" for s in ("PASS", "FAIL", "EMPTY", "BROKEN")]
+    counts = ["$(count(==(s), statuses)) $(lowercase(s))"
+              for s in ("PASS", "FAIL", "EMPTY", "BROKEN")]
     println("UPSTREAM-SUMMARY\t", file, "\t", join(counts, '\t'))
 end
 
