@@ -39,7 +39,13 @@ def _descend(n: int) -> int:
 
 def _headroom_left(n: int) -> bool:
     """Can `n` more nested calls be made before the recursion limit? (C-level calls count
-    towards the limit too, so counting frames is not enough: this tries.)"""
+    towards the limit too, so counting frames is not enough: this tries, unless the stack holds
+    fewer Python frames than a quarter of the limit, where the C calls between them cannot fill
+    the rest: trying costs more than the callback's round trip.)"""
+    try:
+        sys._getframe(sys.getrecursionlimit() // 4)
+    except ValueError:
+        return True
     try:
         _descend(n)
     except RecursionError:

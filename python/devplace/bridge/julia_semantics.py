@@ -692,9 +692,12 @@ def _julia_value(value: Any) -> str:
 def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
     """`fn` as a TF device function whose result is checked: a device string (`""` for none)."""
     name = getattr(fn, "__name__", repr(fn))
+    valid: set[str] = set()  # results already checked: a device function repeats a few strings
 
     def checked(op: Any) -> str:
         result = fn(op)
+        if type(result) is str and result in valid:
+            return result
         if hasattr(result, "to_string"):  # a tf.DeviceSpec
             result = result.to_string()
         where = f"device function {name} returned {_julia_value(result)} for op {op.name!r}"
@@ -708,6 +711,7 @@ def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
             dp.canonical_device(result)
         except dp.DeviceSpecError as err:
             raise dp.DeviceSpecError(result, f"{where} ({err.problem})") from None
+        valid.add(result)
         return result  # as given: TF shows a device function's string unchanged in op.device
 
     return checked
