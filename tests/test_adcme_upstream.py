@@ -36,7 +36,8 @@ def upstream_results(file: str, cwd: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "file", ["optim.jl", "layers.jl", "io.jl", "sparse.jl", "ode.jl", "newton.jl", "extra.jl"]
+    "file",
+    ["optim.jl", "layers.jl", "io.jl", "sparse.jl", "ode.jl", "newton.jl", "pcl.jl", "extra.jl"],
 )
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
     results = upstream_results(file, tmp_path)

@@ -47,6 +47,10 @@ export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark
 # ADCME's extras that need no compiled operator (src/adcme/extra.jl).
 export xavier_init, register, list_physical_devices, timestamp, sleep_for
 
+# ADCME's physics constrained learning (src/adcme/pcl.jl).
+export test_jacobian, test_hessian, pcl_square_sum, pcl_linear_op, pcl_hessian, pcl_sparse_solve,
+       pcl_compress
+
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
 export ADCME
@@ -85,6 +89,7 @@ include("adcme/layers.jl")
 include("adcme/sparse.jl")
 include("adcme/ode.jl")
 include("adcme/extra.jl")
+include("adcme/pcl.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")

@@ -217,12 +217,15 @@ end
 """
     run(sess, fetches, feeds::Pair...)
     run(sess, fetches, feeds::AbstractDict)
+    run(sess, fetches; feed_dict::AbstractDict)
 
 Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placeholder => value`
-feeds (or one Dict of them); returns Julia values of the tensors' types (a float64 scalar is a
-`Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
+feeds (or one Dict of them, also as ADCME's `feed_dict` keyword); returns Julia values of the
+tensors' types (a float64 scalar is a `Float64`, a float32 one a `Float32`, int64 an `Int64`;
+arrays with the same shape as in Python).
 """
-Base.run(sess::PyObject, fetches, feeds...) = semantics("run", sess, fetches, feed_dict("run", feeds))
+Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing) = semantics("run", sess, fetches,
+    DevPlace.feed_dict("run", feed_dict === nothing ? feeds : (feeds..., feed_dict)))
 
 """
     run_profile(sess, fetches, feeds...; repeat=1)

@@ -42,7 +42,7 @@ end
     @test_throws ArgumentError Session(GPU = "one")  # checked as gpus is
 end
 
-@testset "placeholder(value; dtype) converts the value, as ADCME" begin
+@testset "placeholder(value; dtype) converts the value; run(...; feed_dict), as ADCME" begin
     reset_default_graph()
     sess = Session()
     p = placeholder(1; dtype = Float64)
@@ -50,6 +50,7 @@ end
     q = placeholder([1.0, 2.0]; dtype = Float32)
     @test q.dtype == tf.float32 && run(sess, q) == Float32[1, 2]
     @test run(sess, 2p, p => 3.0) == 6.0  # still a placeholder
+    @test run(sess, [2p, q]; feed_dict = Dict(p => 4.0)) == [8.0, Float32[1, 2]]  # ADCME's keyword
 end
 
 @testset "newton_raphson with a line search; reset_default_options" begin
