@@ -39,7 +39,7 @@ export AdamOptimizer, AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,
        ScipyOptimizerMinimize, BFGS!, Optimize!, CustomOptimizer, newton_raphson,
        newton_raphson_with_grad, NonlinearConstrainedProblem, reset_default_options, ae, ae_init, ae_num,
        ae_to_code, fc, fc_init, fc_num, fc_to_code, fcx, dense, dropout, save, load, psave, pload,
-       Diary, scalar
+       Diary, scalar, activate
 
 # ADCME's time integrators (src/adcme/ode.jl).
 export rk4, ode45, αscheme, αscheme_time, TR_BDF2, ExplicitNewmark, Newmark

@@ -1,5 +1,7 @@
 # ADCME's files (src/adcme/io.jl): .mat files read back by scipy, pickles, TensorBoard events.
 
+import Sockets
+
 @testset "save and load: a .mat file keyed as ADCME keys it" begin
     reset_default_graph()
     sess = Session()
@@ -56,4 +58,27 @@ end
     @test values == [0.5, 1.0, 1.5, 2.0, 2.5]
     load(d, dir)
     @test d.tdir == dir
+end
+
+@testset "activate: TensorBoard serves a Diary" begin
+    d = Diary()
+    server = Sockets.listenany(Sockets.localhost, 20000)  # a port free now
+    port = Int(server[1])
+    close(server[2])
+    tb = activate(d, port)
+    try
+        deadline = time() + 180  # TensorBoard starts in seconds; a loaded machine takes longer
+        listening = false
+        while !listening && time() < deadline && process_running(tb)
+            listening = try
+                close(Sockets.connect(Sockets.localhost, port)); true
+            catch
+                sleep(0.5); false
+            end
+        end
+        @test listening
+    finally
+        kill(tb)
+        wait(tb)
+    end
 end

@@ -1,5 +1,6 @@
 # ADCME's src/io.jl: variables saved to and loaded from .mat files (`save`, `load`), Python
-# objects pickled (`psave`, `pload`), TensorBoard summaries (`Diary`, `scalar`, `write`).
+# objects pickled (`psave`, `pload`), TensorBoard summaries (`Diary`, `scalar`, `write`,
+# `activate`).
 # The host's side is python/devplace/bridge/adcme_io.py. This file also has `bridge_rule`, how
 # the optimizer, layer and file functions call their Python modules (one request each).
 
@@ -121,6 +122,18 @@ function load(d::Diary, dir::AbstractString)
     d.writer = bridge_rule("adcme_io", "file_writer", String(dir))
     d.tdir = String(dir)
     return d
+end
+
+"""
+    activate(d::Diary, port=0) -> Base.Process
+
+Serve the diary with TensorBoard at http://localhost:port (0: a free port, which TensorBoard
+prints) in the background, run by the host's Python; `kill(p)` stops it.
+"""
+function activate(d::Diary, port::Integer = 0)
+    printstyled("tensorboard --logdir=\"$(d.tdir)\" --port $port\n", color = :blue)
+    python = pyimport("sys").executable
+    return run(`$python -m tensorboard.main --logdir=$(d.tdir) --port $port`; wait = false)
 end
 
 """
