@@ -46,10 +46,14 @@ def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path
     assert failed == expected, f"{file}: {results}"
 
 
-def run_block(name: str, check: str, cwd: Path = REPO) -> str:
-    """Run the vendored tutorial block `name` as it is, then the Julia expression `check`; a
-    PyPlot stand-in (matplotlib through the host) answers `using PyPlot`."""
-    code = f'push!(LOAD_PATH, "{UPSTREAM / "standins"}"); include("{UPSTREAM / name}"); {check}'
+def run_block(name: str, check: str, cwd: Path = REPO, setup: str = "") -> str:
+    """Run the vendored tutorial block `name` as it is (after `setup`, what the page assumes
+    from before), then the Julia expression `check`; a PyPlot stand-in (matplotlib through the
+    host) answers `using PyPlot`."""
+    code = (
+        f'push!(LOAD_PATH, "{UPSTREAM / "standins"}"); {setup}; '
+        f'include("{UPSTREAM / name}"); {check}'
+    )
     done = run_julia(["-e", code], cwd=cwd, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
@@ -83,3 +87,20 @@ def test_tu_inv_functional_inverse_problem_learns_x_of_u_and_draws_it(tmp_path: 
     # The tutorial's figure: the estimated X(u) on the exact one (1 to 2), u on x(1 - x).
     assert x_error < 0.15 and u_error < 1e-3
     assert (tmp_path / "nn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tu_fd_estimates_b_as_the_tutorial_states() -> None:
+    out = run_block("tu_fd.jl", "nothing")
+    b = float(re.search(r"^Estimated b = (\S+)$", out, re.MULTILINE).group(1))
+    assert abs(b - 0.9995582304494237) < 1e-9  # the tutorial's "expected output"
+
+
+def test_newton_raphson_page_solves_x3_equal_theta_with_its_gradient() -> None:
+    check = (
+        'println("x ok = ", run(sess, x) ≈ [2.0, 3.0, 4.0]); '
+        'println("gradient ok = ", '
+        "run(sess, gradients(sum(x), θ)) ≈ 1/3*[2. .^3;3. ^3; 4. ^3] .^(-2/3))"
+    )
+    out = run_block("newton_raphson_9.jl", check, setup="using DevPlace; sess = Session()")
+    # the page's last block states both comparisons hold
+    assert "x ok = true" in out and "gradient ok = true" in out
