@@ -74,3 +74,20 @@ end
     @test run(sess, d)[1] ≈ cos(ω * n * h) atol = 1e-5
     @test run(sess, v)[1] ≈ -ω * sin(ω * n * h) atol = 2e-5
 end
+
+@testset "ExplicitNewmark with dense matrices in a while_loop (ADCME's ode page)" begin
+    # M d̈ + Z₁ḋ + Z₂d + f = 0 with f chosen so that d = (e^{-t}, e^{-2t}); the step to t_i
+    # balances forces at t_{i-1}, row i of F (the page takes row i - 1, a step late: errors 1e-2)
+    reset_default_graph()
+    M, Z1, Z2 = Float64[1 2; 3 4], Float64[5 6; 7 8], Float64[9 10; 11 12]
+    nt = 200
+    Δt = 1 / nt
+    ts = (0:nt) * Δt
+    F = constant([-(5exp.(-ts) + 6exp.(-2ts)) -(7exp.(-ts) + 12exp.(-2ts))])
+    en = ExplicitNewmark(M, Z1, Z2, Δt)
+    body(i, d) = (i + 1, write(d, i + 1, step(en, read(d, i - 1), read(d, i), F[i])))
+    d = write(write(TensorArray(nt + 1), 1, [1.0, 1.0]), 2, [exp(-Δt), exp(-2Δt)])
+    _, d = while_loop((i, d) -> i <= nt, body, [constant(2; dtype = Int32), d])
+    D = run(Session(), stack(d))
+    @test maximum(abs.(D - [exp.(-ts) exp.(-2ts)])) < 1e-3
+end
