@@ -1,9 +1,9 @@
 """ADCME's views (src/kit.jl, ADCMEKit.jl) for DevPlace.jl: the figures they draw.
 
 Julia computes the numbers (losses along a line or on a mesh, finite-difference errors) and
-each function here draws one view on matplotlib's pyplot in the host, as ADCME drew with
-PyPlot: it closes every figure, draws on a new current one and saves nothing, so the caller's
-`savefig` (PyPlot's, or `pyplot.savefig`) writes it. Without a display pyplot uses Agg.
+each `*_view` function here draws one view on matplotlib's pyplot in the host, as ADCME drew
+with PyPlot: it closes every figure, draws on a new current one and saves nothing, so the
+caller's `savefig` (PyPlot's, or `pyplot.savefig`) writes it. Without a display pyplot uses Agg.
 """
 
 from __future__ import annotations
