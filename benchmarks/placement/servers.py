@@ -422,6 +422,7 @@ def run_once(args: argparse.Namespace) -> dict[str, Any]:
     """One run of the benchmark on a cluster of its own: every graph, and the summary."""
     t0 = time.perf_counter()
     load_before = os.getloadavg()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     cores = os.sched_getaffinity(0)  # the next run's cluster needs them all again
     with dp.LocalCluster(ps=0, workers=args.tasks, cores_per_task=args.cores_per_task) as cluster:
         tasks = [f"/job:worker/task:{i}" for i in range(args.tasks)]
@@ -435,7 +436,7 @@ def run_once(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             os.sched_setaffinity(0, cores)
     result = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "date": started,
         "load_before": " ".join(f"{x:.2f}" for x in load_before),
         "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "graphs": graphs,
