@@ -11,6 +11,7 @@ grows past its budget (README, "Tests").
 SLOW_MODULES = {
     "test_adcme_interrupt.py",  # Julia
     "test_adcme_upstream.py",  # Julia
+    "test_autoplace_servers.py",  # TF servers
     "test_bridge_robustness.py",  # Julia processes started, interrupted, killed
     "test_cluster_checkpoint.py",  # clusters
     "test_cluster_cli.py",
@@ -55,6 +56,7 @@ SLOW_TESTS = {
         "test_cluster_wait_names_the_tasks_that_do_not_answer",
         "test_serve_wait_names_the_tasks_that_never_answer_and_stops",
     },
+    "test_rich_display.py": {"test_local_cluster_html_lists_tasks_and_addresses"},
     "test_session.py": {
         "test_gpu_memory_options_a_later_session_cannot_get_warn_once_naming_both",
         "test_tf_force_gpu_allow_growth_overrides_allow_growth_and_the_warning_says_so",
