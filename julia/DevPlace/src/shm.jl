@@ -18,9 +18,9 @@ const SHM_DIR = Ref("/dev/shm")
     SHM_MIN
 
 Arrays of at least this many bytes travel through shared memory (`ENV["DEVPLACE_SHM_MIN"]`,
-default 256 KiB; 0 turns shared memory off): below it the pipe is as fast.
+default 256 KiB on Linux, 0 elsewhere; 0 turns shared memory off): below it the pipe is as fast.
 """
-const SHM_MIN = Ref(1 << 18)
+const SHM_MIN = Ref(Sys.islinux() ? 1 << 18 : 0)
 
 const SHM_TOLD = Set{String}()   # why arrays went through the pipe, each said once
 
