@@ -198,6 +198,18 @@ def test_profile_devices_profiles_each_device_and_restores_the_graph(tmp_path):
         profile_devices(graph, y, devices="/cpu:0")
 
 
+def test_with_a_session_every_single_device_is_measured_by_default_even_when_predicted_best():
+    # whatever the model predicts (wrong under load, it would otherwise go unchecked)
+    graph, x, y = _small_graph()
+    feed = {x: np.ones([64, 64], np.float32)}
+    with dp.Session(graph=graph, cpus=2) as sess:
+        placed = autoplace(y, ["/cpu:0", "/cpu:1"], session=sess, feed=feed, runs=3)
+        alone = autoplace(y, ["/cpu:0"], session=sess, feed=feed, runs=3)
+    assert placed.verdict is not None
+    assert {"single:/device:CPU:0", "single:/device:CPU:1"} <= set(placed.measured)
+    assert alone.verdict is None and not alone.measured  # one device: nothing to decide
+
+
 def test_verify_measures_the_candidates_and_returns_the_fastest():
     graph, x, y = _small_graph()
     feed = {x: np.ones([64, 64], np.float32)}

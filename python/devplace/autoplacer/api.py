@@ -344,8 +344,8 @@ def autoplace(
     `session` and `verify=N`, the `N` best candidates, auto's other result and every single
     device are measured (`runs` steps each, `feed` fed, fresh sessions, interleaved rounds)
     and the predicted-best single device is kept unless a candidate was significantly
-    faster (`autoplacer.verify`). `verify=None` (default): with `session`, a placer's result
-    spread over devices (even if predicted slower than one) is verified so (as `verify=1`).
+    faster (`autoplacer.verify`). `verify=None` (default): with `session` and several
+    devices, verified so (as `verify=1`), whatever the prediction.
     `explain()` says why.
     """
     from devplace.autoplacer.tf_graph import problem_from_graph
@@ -365,8 +365,8 @@ def autoplace(
     if strategy == "auto":
         assignment, label = _not_slower_than_one_device(problem, assignment, label, singles)
     result = AutoPlacement.of(problem, ops, assignment, label, singles, asked=strategy)
-    if verify is None:  # auto's own result a split: measure it, even if predicted slower
-        verify = int(session is not None and len(set(choice.assignment.tolist())) > 1)
+    if verify is None:  # measured even when one device is predicted best: models err
+        verify = int(session is not None and problem.d > 1)
     if verify:
         candidates = _to_verify(problem, assignment, label, verify, choice, singles)
         measure = _measurer(session, fetches, feed, ops, runs)
