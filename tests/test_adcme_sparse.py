@@ -113,6 +113,35 @@ def test_factorized_solve_equals_solve_with_the_same_gradients() -> None:
     np.testing.assert_allclose(r[3], r[4], rtol=1e-10)
 
 
+def test_a_loops_factorizations_stay_until_a_later_loop_solves_with_them() -> None:
+    # 12 runs of one factorize op (more than a while_loop's 10 iterations at once) all made
+    # before any solve: each solve still finds its own run's factors.
+    a = regular(5, seed=4)
+    b = np.linspace(1.0, 2.0, 5)
+    values = tf.constant(row_major_values(a))
+    steps = 12
+
+    def factorize_step(i: Any, handles: Any) -> Any:
+        scaled = sparse_of(a, values * tf.cast(i + 1, tf.float64))
+        return i + 1, handles.write(i, sp.factorize(scaled, 10))
+
+    _, handles = tf.while_loop(
+        lambda i, _: i < steps, factorize_step, [0, tf.TensorArray(tf.int64, size=steps)]
+    )
+    handles = handles.stack()
+
+    def solve_step(i: Any, xs: Any) -> Any:
+        scaled = sparse_of(a, values * tf.cast(i + 1, tf.float64))
+        return i + 1, xs.write(i, sp.factorized_solve(scaled, handles[i], b))
+
+    _, xs = tf.while_loop(
+        lambda i, _: i < steps, solve_step, [0, tf.TensorArray(tf.float64, size=steps)]
+    )
+    solved = dp.Session().run(xs.stack())
+    x = scipy.sparse.linalg.spsolve(a.tocsc(), b)
+    np.testing.assert_allclose(solved, [x / (k + 1) for k in range(steps)], rtol=1e-10)
+
+
 def test_a_singular_matrix_fails_when_run_naming_it() -> None:
     x = sp.solve(sparse_of(coo(np.zeros((3, 3)))), np.ones(3), "auto")
     with pytest.raises(tf.errors.InvalidArgumentError, match="singular"):

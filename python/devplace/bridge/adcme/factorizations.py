@@ -52,7 +52,9 @@ class Factorizations:
     flight; a run's solves find its own by the key it made), and at most `limit` factorize ops
     keep theirs (the least recently run one drops)."""
 
-    KEPT_PER_OP = 4
+    # A while_loop runs up to 10 iterations at once (TF's parallel_iterations), and a loop may
+    # factorize in every step before a later loop solves with each: keep well beyond that.
+    KEPT_PER_OP = 32
 
     def __init__(self) -> None:
         self._ops: OrderedDict[int, OrderedDict[int, Any]] = OrderedDict()
