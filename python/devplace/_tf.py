@@ -34,6 +34,7 @@ __all__ = [
     "driver_present",
     "gpu_lines",
     "kernels",
+    "set_op_device",
     "tf",
     "timeline",
     "variable_scope",
@@ -133,6 +134,12 @@ if not _gpus and driver_present() and _tensorflow.test.is_built_with_cuda():
 
 class EagerExecutionError(Error, AttributeError):
     """An eager-only call (`Tensor.numpy()`) on a graph tensor: devplace runs TF in graph mode."""
+
+
+def set_op_device(op: object, device: str) -> None:
+    """Move an op that is already built to `device` (TensorFlow has no public way to: this is
+    devplace's one use of `Operation._set_device`)."""
+    op._set_device(device)  # type: ignore[attr-defined]
 
 
 def _no_numpy(tensor: object) -> None:

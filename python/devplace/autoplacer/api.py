@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from devplace._tf import set_op_device
 from devplace.autoplacer.cost import CostModel
 from devplace.autoplacer.explain import explain_text
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
@@ -132,7 +133,7 @@ class AutoPlacement:
         for op in graph.get_operations():
             want = self.devices.get(op.name)
             if want is not None and op.device != want:
-                op._set_device(want)
+                set_op_device(op, want)
                 changed += 1
         return changed
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from devplace._tf import set_op_device
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
 from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
@@ -94,7 +95,7 @@ def _profile_on(
     from devplace._tf import tf
 
     for op in graph.get_operations():
-        op._set_device(name)
+        set_op_device(op, name)
     with graph.as_default():
         inits = [v.initializer for v in tf.global_variables()]
     target = session_target(sess_or_graph)
@@ -160,7 +161,7 @@ def profile_devices(
                 )
     finally:
         for op, dev in zip(ops, before, strict=True):
-            op._set_device(dev)
+            set_op_device(op, dev)
     return DeviceProfiles(profiles, shared, steps)
 
 

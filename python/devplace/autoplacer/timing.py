@@ -36,14 +36,14 @@ def measure_placement(
     Every global variable is initialised afresh (values do not change step times; on a
     cluster this resets the servers' copies too); the ops' devices are restored afterwards.
     """
-    from devplace._tf import tf
+    from devplace._tf import set_op_device, tf
 
     graph = session.graph
     ops = [graph.get_operation_by_name(name) for name in devices]
     before = [op.device for op in ops]
     try:
         for op in ops:
-            op._set_device(devices[op.name])
+            set_op_device(op, devices[op.name])
         with graph.as_default():
             inits = [v.initializer for v in tf.global_variables()]
         config = getattr(session, "_config", None)
@@ -53,7 +53,7 @@ def measure_placement(
             return step_time_us(sess, fetches, feed, runs)
     finally:
         for op, dev in zip(ops, before, strict=True):
-            op._set_device(dev)
+            set_op_device(op, dev)
 
 
 def measure_in_rounds(
