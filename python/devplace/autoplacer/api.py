@@ -23,6 +23,7 @@ from devplace.autoplacer.strategies import Choice, choose, near_groupings
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
 from devplace.feeds import accepts_feed_dict
+from devplace.formatting import plural
 
 __all__ = ["AutoPlacement", "autoplace"]
 
@@ -110,7 +111,7 @@ class AutoPlacement:
         )
 
     def __repr__(self) -> str:
-        return f"AutoPlacement of {len(self.devices)} ops by {self.explain()}"
+        return f"AutoPlacement of {plural(len(self.devices), 'op')} by {self.explain()}"
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""

@@ -346,7 +346,7 @@ def _register_wait(actions: argparse._SubParsersAction) -> None:
 
 def wait(args: argparse.Namespace) -> int:
     """Wait until every task answers; 1 naming those that do not."""
-    from devplace.cluster.probe import ClusterNotReadyError, wait_ready
+    from devplace.cluster.probe import ClusterNotReadyError, ready_words, wait_ready
     from devplace.cluster.spec import ClusterSpecError, task_table
 
     try:
@@ -355,5 +355,5 @@ def wait(args: argparse.Namespace) -> int:
         print(f"devplace cluster wait: {err}", file=sys.stderr)
         return 1
     count = sum(len(tasks) for tasks in task_table(args.spec).values())
-    print(f"devplace cluster: all {count} tasks answer ({took:.1f} s)")
+    print(f"devplace cluster: {ready_words(count)} ({took:.1f} s)")
     return 0

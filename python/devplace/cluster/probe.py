@@ -25,6 +25,7 @@ __all__ = [
     "Probe",
     "probe",
     "probe_all",
+    "ready_words",
     "wait_ready",
 ]
 
@@ -95,6 +96,12 @@ class ClusterNotReadyError(Error, TimeoutError):
     def __init__(self, message: str, tasks: list[str]):
         super().__init__(message)
         self.tasks = tasks
+
+
+def ready_words(count: int) -> str:
+    """What a cluster of `count` tasks that all answer says: `all 3 tasks answer`, and for a
+    cluster of one, `its one task answers`."""
+    return "its one task answers" if count == 1 else f"all {count} tasks answer"
 
 
 def wait_ready(spec: Any, timeout: float = 60.0, probe_timeout: float = 1.0) -> float:

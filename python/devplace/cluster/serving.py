@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from devplace import atomic
 from devplace.cluster import cores as core_sets
 from devplace.cluster import host_checks, procs, task_config
-from devplace.cluster.probe import wait_ready
+from devplace.cluster.probe import ready_words, wait_ready
 from devplace.errors import DevplaceWarning, Error
 
 __all__ = ["ServeError", "UnauthenticatedServerWarning", "serve"]
@@ -183,7 +183,7 @@ def _hold(
         took = wait_ready(config.spec, wait)
         count = sum(len(tasks) for tasks in config.spec.values())
         print(
-            f"devplace: cluster ready, all {count} tasks answer ({took:.1f} s)",
+            f"devplace: cluster ready, {ready_words(count)} ({took:.1f} s)",
             file=out,
             flush=True,
         )
