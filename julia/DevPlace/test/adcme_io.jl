@@ -26,6 +26,24 @@ import Sockets
     @test save(sess, b) == Dict("bcolon0" => 5.0)
 end
 
+@testset "relative file names are Julia's: after a cd, files land in Julia's folder" begin
+    reset_default_graph()
+    sess = Session()
+    a = Variable([1.0, 2.0]; name = "a")
+    init(sess)
+    dir = mktempdir()
+    cd(dir) do  # the host keeps the folder it started in
+        save(sess, "rel.mat", a)
+        psave([1.0, 2.0], "rel.pkl")
+        @test isfile(joinpath(dir, "rel.mat")) && isfile(joinpath(dir, "rel.pkl"))
+        @test DevPlace.matread("rel.mat")["acolon0"] == reshape([1.0, 2.0], 2, 1)
+        @test pload("rel.pkl") == [1.0, 2.0]
+        run(sess, assign(a, zeros(2)))
+        load(sess, "rel.mat", a)
+        @test run(sess, a) == [1.0, 2.0]
+    end
+end
+
 @testset "psave and pload: a Python object through pickle" begin
     file = joinpath(mktempdir(), "o.pkl")
     psave(pyimport("fractions").Fraction(3, 4), file)

@@ -15,7 +15,7 @@ keyed by name as ADCME keys them (`"w:0"` is `"wcolon0"`, `/` is `backslash`); w
 written to that .mat file (scipy's MATLAB format, readable by MATLAB and Julia's MAT).
 """
 save(sess::PyObject, file::AbstractString, vars = nothing, feeds...) =
-    bridge_rule("adcme.io", "save_variables", sess, String(file), variable_list(vars),
+    bridge_rule("adcme.io", "save_variables", sess, abspath(file), variable_list(vars),
                 feed_dict("save", feeds))
 save(sess::PyObject, vars::Union{Nothing,PyObject,AbstractArray} = nothing, feeds...) =
     bridge_rule("adcme.io", "save_variables", sess, nothing, variable_list(vars),
@@ -30,7 +30,7 @@ Assign `vars` (all trainable variables if `nothing`) in `sess` from a .mat file 
 warning naming it.
 """
 function load(sess::PyObject, source::Union{AbstractString,AbstractDict}, vars = nothing, feeds...)
-    src = source isa AbstractString ? String(source) : source
+    src = source isa AbstractString ? abspath(source) : source
     missing_names = bridge_rule("adcme.io", "load_variables", sess, src, variable_list(vars),
                                 feed_dict("load", feeds))
     for name in missing_names
@@ -44,14 +44,14 @@ end
 
 The arrays of a .mat file by name (1×1 matrices as numbers), as Julia's MAT package reads them.
 """
-matread(file::AbstractString) = bridge_rule("adcme.io", "matread", String(file))
+matread(file::AbstractString) = bridge_rule("adcme.io", "matread", abspath(file))
 
 """
     matwrite(file, d::Dict)
 
 Write the arrays of `d` to the .mat file `file` (vectors as columns).
 """
-matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme.io", "matwrite", String(file), d)
+matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme.io", "matwrite", abspath(file), d)
 
 """
     psave(o, file)
@@ -59,14 +59,14 @@ matwrite(file::AbstractString, d::AbstractDict) = bridge_rule("adcme.io", "matwr
 Pickle `o` (a Python object, or a Julia value as it travels to Python) into `file`. See
 `pload`.
 """
-psave(o, file::AbstractString) = bridge_rule("adcme.io", "psave", o, String(file))
+psave(o, file::AbstractString) = bridge_rule("adcme.io", "psave", o, abspath(file))
 
 """
     pload(file) -> PyObject
 
 The Python object pickled in `file` (by `psave`).
 """
-pload(file::AbstractString) = bridge_rule("adcme.io", "pload", String(file))
+pload(file::AbstractString) = bridge_rule("adcme.io", "pload", abspath(file))
 
 """
     Diary(suffix=nothing)
@@ -99,8 +99,8 @@ save(d::Diary, dir::AbstractString) = cp(d.tdir, dir; force = true)
 Make `d` write into the diary folder `dir` from now on.
 """
 function load(d::Diary, dir::AbstractString)
-    d.writer = bridge_rule("adcme.io", "file_writer", String(dir))
-    d.tdir = String(dir)
+    d.writer = bridge_rule("adcme.io", "file_writer", abspath(dir))
+    d.tdir = abspath(dir)
     return d
 end
 
