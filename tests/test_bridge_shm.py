@@ -180,14 +180,15 @@ def test_segments_of_killed_processes_are_deleted_by_the_next_start(tmp_path: Pa
     assert julia.expect("NEXT ") == "true"
     assert leftovers("/dev/shm", int(dead_host)) == []
     julia_pid, host_pid = (int(p) for p in julia.expect("PIDS ").split())
-    julia.proc.kill()  # Julia killed mid-session: its host dies with it, both outboxes stay
+    julia.proc.kill()  # Julia killed mid-session: its outbox stays; its host exits after it
     julia.finish()
     deadline = time.monotonic() + 10
     while not gone(host_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sorted(leftovers("/dev/shm", julia_pid, host_pid)) == sorted(
-        [f"devplace-{julia_pid}-1", f"devplace-{host_pid}-1"]
-    )
+    left = leftovers("/dev/shm", julia_pid, host_pid)
+    assert f"devplace-{julia_pid}-1" in left
+    # The host removes its own outbox when it sees Julia gone, unless it dies before it can.
+    assert set(left) <= {f"devplace-{julia_pid}-1", f"devplace-{host_pid}-1"}
     again = JuliaScript(AFTER, tmp_path / "second")
     assert again.expect("ECHO ", timeout=300) == "true"
     pids = [int(p) for p in again.expect("PIDS ").split()]

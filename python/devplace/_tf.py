@@ -23,7 +23,7 @@ import sys
 import warnings
 
 from devplace._fdcapture import capture_fds
-from devplace.errors import Error
+from devplace.errors import Error, user_stacklevel
 from devplace.tf1_legacy import graft
 
 __all__ = [
@@ -152,21 +152,6 @@ def _no_numpy(tensor: object) -> None:
     )
 
 
-def _user_stacklevel() -> int:
-    """The `stacklevel` naming the caller's first frame outside devplace and the import system."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None:
-        name = frame.f_code.co_filename
-        if "importlib" in name and "_bootstrap" in name:
-            frame = frame.f_back  # `warnings` skips these frames itself: not counted
-            continue
-        if not (name.startswith(package) or os.path.basename(os.path.dirname(name)) == "importlib"):
-            break
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 _eager_context = _context.context_safe()
 if _eager_context is not None and _eager_context._context_handle is not None:
     warnings.warn(
@@ -174,7 +159,7 @@ if _eager_context is not None and _eager_context._context_handle is not None:
         "TensorFlow to TF1 graph mode, so eager code from here on fails (docs/design.md, "
         "'TF2 code')",
         RuntimeWarning,
-        stacklevel=_user_stacklevel(),
+        stacklevel=user_stacklevel(),
     )
 
 tf = _tensorflow.compat.v1

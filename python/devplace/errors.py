@@ -5,6 +5,8 @@ them all. Each also keeps the built-in or TensorFlow type callers already catch
 (`DeviceSpecError` is a `ValueError`, `DevicePlacementError` a `tf.errors.InvalidArgumentError`).
 """
 
+import os
+import sys
 from typing import Any
 
 from devplace.formatting import article
@@ -17,6 +19,7 @@ __all__ = [
     "SessionOptionError",
     "SessionOptionTypeError",
     "quoted",
+    "user_stacklevel",
 ]
 
 
@@ -63,3 +66,18 @@ class SessionOptionError(ArgumentValueError):
 
 class SessionOptionTypeError(SessionOptionError, TypeError):
     """A Session option given a value of the wrong type (`soft='no'`, `inter=1.5`)."""
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` naming the caller's first frame outside devplace and the import system."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None:
+        name = frame.f_code.co_filename
+        if "importlib" in name and "_bootstrap" in name:
+            frame = frame.f_back  # `warnings` skips these frames itself: not counted
+            continue
+        if not (name.startswith(package) or os.path.basename(os.path.dirname(name)) == "importlib"):
+            break
+        frame, level = frame.f_back, level + 1
+    return level

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import set_op_device
 from devplace.autoplacer.cost import CostModel
 from devplace.autoplacer.explain import explain_text
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
@@ -127,7 +126,7 @@ class AutoPlacement:
         Colocated ops always get one device here, so TF's colocation rule and the placement
         agree. Ops not in the placement keep their device.
         """
-        from devplace._tf import tf
+        from devplace._tf import set_op_device, tf
 
         graph = graph or tf.get_default_graph()
         changed = 0

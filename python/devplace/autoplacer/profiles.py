@@ -9,13 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from devplace._tf import set_op_device
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
 from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.timing import step_time_us
 from devplace.devices import canonical_device, matches, parse_device
-from devplace.errors import DevplaceWarning
+from devplace.errors import DevplaceWarning, user_stacklevel
 from devplace.feeds import accepts_feed_dict
 
 __all__ = ["PROFILE_REPEAT", "profile_devices", "profiled_cost"]
@@ -74,7 +73,7 @@ def _present(sess: Any, name: str, soft: bool) -> None:
         f"profile_devices: device {name!r} does not exist here (the session has {short}); its "
         "ops were profiled where soft placement put them, and each entry's 'device' says where",
         DevplaceWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -92,7 +91,7 @@ def _profile_on(
     graph rewriting off, variables initialised), in a fresh session on the same target, and
     the median untraced step time (µs) there; `name` must exist there (`_present`)."""
     import devplace as dp
-    from devplace._tf import tf
+    from devplace._tf import set_op_device, tf
 
     for op in graph.get_operations():
         set_op_device(op, name)
@@ -143,7 +142,7 @@ def profile_devices(
     devices are restored afterwards. Pass the result to
     `CostModel.from_profiles`; `save` it and `DeviceProfiles.load` it to reuse it.
     """
-    from devplace._tf import tf
+    from devplace._tf import set_op_device, tf
     from devplace.autoplacer.tf_graph import device_names
 
     graph = sess_or_graph if isinstance(sess_or_graph, tf.Graph) else sess_or_graph.graph

@@ -21,13 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from devplace.errors import Error
+
 __all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
 
 PREFIX = "devplace-"
 _STAMP = struct.Struct("<Q")
 
 
-class SegmentError(ValueError):
+class SegmentError(Error, ValueError):
     """A shared-array description that does not name a readable array."""
 
 
