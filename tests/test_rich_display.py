@@ -130,7 +130,7 @@ def test_comparison_html_has_the_rows_of_its_table(session, tmp_path):
     assert table[0] == ["", "first", "second"]
     assert [tuple(row) for row in table[1:]] == comparison.rows()
     shown = {row[0]: row[1:] for row in table[1:]}
-    assert shown["ops"] == [str(len(dp.read_trace(path).ops)) for path in (first, second)]
+    assert shown["ops"] == [str(len(dp.read_trace(path).graph_ops)) for path in (first, second)]
     assert shown["cross-device transfers"][1] == "0" != shown["cross-device transfers"][0]
     assert shown["busy /device:CPU:1"][1] == "-"
 

@@ -84,7 +84,7 @@ const SparseOrTensor = Union{SparseTensor,SparseMatrixCSC{<:Real},PyObject}
 
 The generalized α scheme for M d̈ + C ḋ + K d = F: from `d0`, `v0`, `a0` (vectors of length p),
 time steps `Δt` (a vector of n, variable steps allowed) and `Force` (n × p: row i the force at
-t_{i+1-αf}, see `αscheme_time`), the displacements, velocities and accelerations at the n + 1
+`t_{i+1-αf}`, see `αscheme_time`), the displacements, velocities and accelerations at the n + 1
 times, each (n + 1) × p. `ρ` ∈ [0, 1] is the spectral radius at infinite frequency (1: no
 numerical damping; then the scheme is the trapezoidal rule). `solve(A, rhs)` or
 `extsolve(A, rhs, i)` replaces `A \\ rhs` (e.g. for boundary conditions at step i).
@@ -143,8 +143,8 @@ A TR-BDF2 integrator (a trapezoidal half step, then the second order backward di
 formula) for the DAE D₁ẏ + D₀y = f with step `Δt`. `D0`, `D1` are Julia sparse matrices (the
 integrator then computes in Julia) or `SparseTensor`s (it builds graph ops; `constant(td)`
 turns the former into the latter: `td.symbolic`). `td(y, f1, f2, f3)` is one step from `y`, the
-right-hand sides at t_n, t_{n+1/2}, t_{n+1}; `td(y0, F)` all steps, `F` of (2NT + 1) × DOF rows
-(t_0, t_{1/2}, t_1, ...), the (NT + 1) × DOF states.
+right-hand sides at `t_n`, `t_{n+1/2}`, `t_{n+1}`; `td(y0, F)` all steps, `F` of (2NT + 1) × DOF
+rows (`t_0`, `t_{1/2}`, `t_1`, ...), the (NT + 1) × DOF states.
 """
 mutable struct TR_BDF2
     D0::Union{SparseTensor,SparseMatrixCSC}
