@@ -81,12 +81,19 @@ class Chromium:
                     raise RuntimeError(f"Chromium exited (status {self.process.poll()})")
                 self._unread += chunk
 
-    def open(self, url: str) -> None:
-        """Open `url` in a new page, where `evaluate` then runs."""
+    def open(self, url: str, timeout: float = 60.0) -> None:
+        """Open `url` in a new page, where `evaluate` then runs, once the page has loaded."""
         target = self.call("Target.createTarget", url=url)["targetId"]
         self._session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
         ]
+        # A page just created may still be about:blank or half parsed (no documentElement yet).
+        loaded = "document.URL !== 'about:blank' && document.readyState === 'complete'"
+        deadline = time.monotonic() + timeout
+        while not self.evaluate(loaded):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Chromium did not load {url} in {timeout} s")
+            time.sleep(0.2)
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the open page (JSON-like values)."""

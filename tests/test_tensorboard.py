@@ -183,6 +183,7 @@ def test_bad_logdir_and_tag_are_named(written, tmp_path):
 
 #: The element of TensorBoard's graph dashboard named `tag` (in its pages' shadow DOM).
 FIND = """const find = (node, tag) => {
+  if (!node) return null;
   if (node.tagName === tag) return node;
   for (const child of [...(node.shadowRoot ? [node.shadowRoot] : []), ...node.children]) {
     const found = find(child, tag);
@@ -193,8 +194,8 @@ FIND = """const find = (node, tag) => {
 #: The texts the graph's drawing shows (node and namespace names), [] before it is drawn.
 SCENE_TEXTS = f"""(() => {{ {FIND}
   const scene = find(document.documentElement, "TF-GRAPH-SCENE");
-  if (!scene) return [];
-  const svg = scene.shadowRoot.querySelector("svg");
+  const svg = scene && scene.shadowRoot && scene.shadowRoot.querySelector("svg");
+  if (!svg) return [];
   const walker = document.createTreeWalker(svg, NodeFilter.SHOW_TEXT);
   const texts = [];
   while (walker.nextNode()) texts.push(walker.currentNode.textContent.trim());
@@ -203,6 +204,7 @@ SCENE_TEXTS = f"""(() => {{ {FIND}
 #: "Color by: Device" chosen; the devices its legend then lists.
 DEVICE_LEGEND = f"""(() => {{ {FIND}
   const controls = find(document.documentElement, "TF-GRAPH-CONTROLS");
+  if (!controls) return [];
   controls.colorBy = "device";
   return ((controls.colorByParams || {{}}).device || []).map(entry => entry.device);
 }})()"""
