@@ -173,11 +173,31 @@ function read_shared(::Type{T}, dims::NTuple{N,Int}, path::String, offset::UInt6
     n, off = Int(nbig), Int(offset)
     box = INBOX[]
     (box === nothing || box.path != path || box.size < off + n) && (box = map_inbox(path, off + n))
-    a = Array{T,N}(undef, dims)
+    a = huge_pages!(Array{T,N}(undef, dims))
     stamped() = unsafe_load(Ptr{UInt64}(box.ptr + off - STAMP_BYTES)) == stamp
     stamped() || throw(WireError("shared array in $path was overwritten before it was read"))
     GC.@preserve a unsafe_copyto!(Ptr{UInt8}(pointer(a)), box.ptr + off, n)
     stamped() || throw(WireError("shared array in $path was overwritten while it was read"))
+    return a
+end
+
+const HUGE_PAGE = UInt(2) << 20
+const MADV_HUGEPAGE = Cint(14)
+
+"""
+    huge_pages!(a) -> a
+
+Ask Linux for transparent huge pages under `a`'s 2 MiB-aligned part, as numpy does for its own
+large arrays: the first touch of a fresh array of 100 MiB then costs a third of what 4 KiB pages
+cost (one fault per 2 MiB instead of per 4 KiB). Only a hint: nothing changes where THP is off.
+"""
+function huge_pages!(a::Array)
+    first = (UInt(pointer(a)) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+    last = (UInt(pointer(a)) + UInt(sizeof(a))) & ~(HUGE_PAGE - 1)
+    if Sys.islinux() && last > first
+        ccall(:madvise, Cint, (Ptr{Cvoid}, Csize_t, Cint), Ptr{Cvoid}(first), last - first,
+              MADV_HUGEPAGE)
+    end
     return a
 end
 
