@@ -8,6 +8,7 @@ import sys
 import matplotlib.image
 import pytest
 from conftest import GPUS, HAS_GPU, requires_gpu, requires_no_gpu
+from test_demo import TRANSFERS
 
 import devplace as dp
 from devplace.cli import main
@@ -206,8 +207,7 @@ def test_demo_writes_into_the_out_folder(tmp_path, capsys):
     assert main(["demo", "--out", str(out), "--repeat", "1"]) == 0
     assert sorted(os.listdir(out)) == ["colocate.png", "false.json", "true.json"]
     text = capsys.readouterr().out
-    # with a GPU, `add` runs there and its result crosses back (measured on an H100)
-    colocated, default = ((6, 20), (4, 16)) if HAS_GPU else ((5, 16), (2, 8))
+    colocated, default = TRANSFERS[True], TRANSFERS[False]
     assert "{} cross-device transfers, {} bytes".format(*colocated) in text
     assert "{} cross-device transfers, {} bytes".format(*default) in text
     with pytest.raises(SystemExit):

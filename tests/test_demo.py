@@ -20,7 +20,9 @@ from devplace.trace import read_trace
 
 SEED_GPU = GPUS[0] if HAS_GPU else "/device:CPU:1"
 #: (count, bytes) of cross-device transfers, colocated and not.
-TRANSFERS = {True: (6, 20), False: (4, 16)} if HAS_GPU else {True: (5, 16), False: (2, 8)}
+# With a GPU, `add` runs there too, and its result crosses back to the CPU for the next op
+# (a fetch to the client is no transfer: 6 and 4 on an H100 before that rule, 5 on an H200 after).
+TRANSFERS = {True: (5, 16), False: (3, 12)} if HAS_GPU else {True: (5, 16), False: (2, 8)}
 
 
 @pytest.fixture(scope="module")

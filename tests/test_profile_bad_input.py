@@ -107,7 +107,11 @@ def run_cli(*argv, timeout=120, stdin=None):
     )
 
 
-@pytest.mark.parametrize("name, content, problem", [c for c in BAD_TRACES if c[0] in CLI_CASES])
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [c for c in BAD_TRACES if c[0] in CLI_CASES],
+    ids=[c[0] for c in BAD_TRACES if c[0] in CLI_CASES],  # the contents make ids too long for exec
+)
 def test_the_command_refuses_bad_traces_in_one_line(tmp_path, name, content, problem):
     path = write(tmp_path, name, content)
     done = run_cli("profile", "compare", str(path), str(path), "-o", str(tmp_path / "x.png"))

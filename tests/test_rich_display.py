@@ -42,9 +42,13 @@ class Tables(HTMLParser):
             self._cell += data
 
 
+#: Where the seeds' GPU pin goes: GPU:0 when there is one, else the second logical CPU.
+PINNED = GPUS[0] if GPUS else "/device:CPU:1"
+
+
 def seed_graph():
-    """The seeds' graph with the GPU pin on a second device (GPU:0 when there is one)."""
-    pinned = GPUS[0] if GPUS else "/device:CPU:1"
+    """The seeds' graph with the GPU pin on a second device (`PINNED`)."""
+    pinned = PINNED
     with dp.device(dp.assign_to_device(pinned)):
         a = dp.Variable(1.0)
         b = dp.sin(a)
@@ -132,7 +136,7 @@ def test_comparison_html_has_the_rows_of_its_table(session, tmp_path):
     shown = {row[0]: row[1:] for row in table[1:]}
     assert shown["ops"] == [str(len(dp.read_trace(path).graph_ops)) for path in (first, second)]
     assert shown["cross-device transfers"][1] == "0" != shown["cross-device transfers"][0]
-    assert shown["busy /device:CPU:1"][1] == "-"
+    assert shown[f"busy {PINNED}"][1] == "-"  # the second run left the pinned device idle
 
 
 def test_autoplacement_html_shows_the_pick_and_the_candidates(session):
