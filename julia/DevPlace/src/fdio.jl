@@ -99,6 +99,7 @@ function wait_fd(p::FramePipes, fd::Cint, events::Cshort, check = nothing)
         stop = time_ns() + SPIN_NS[]
         while time_ns() < stop
             poll_now(pfd) && return nothing
+            ccall(:sched_yield, Cint, ())  # a busy core goes to the host (and TensorFlow's threads)
         end
     end
     while true

@@ -78,6 +78,7 @@ class FrameReader:
         while time.perf_counter() < end:
             if self._poll.poll(0):
                 return
+            os.sched_yield()  # a busy core goes to Julia
 
     def _fill(self) -> bool:
         """Refill the empty buffer with one `read(2)`; False at end of stream."""
