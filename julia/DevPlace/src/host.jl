@@ -528,9 +528,10 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
     kind, payload = try
         fid, args, kwargs = decode_value(body, h)
         f = lookup_function(h, UInt64(fid), "")
+        info = kwargs === nothing ? nothing : pop!(kwargs, OP_INFO_KEY, nothing)
         kw = kwargs === nothing ? () : [Symbol(k) => v for (k, v) in kwargs]
         call = (f, args, kw)
-        (REPLY, Base.reenable_sigint(() -> f(args...; kw...)))
+        (REPLY, Base.reenable_sigint(() -> with_op_info(() -> f(args...; kw...), args, info)))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
         bt = catch_backtrace()

@@ -122,7 +122,10 @@ in_live_host(x) = true
 
 encode!(enc::Encoder, h, o::PyObject) = write(enc.buf, TAG_HANDLE, htol(pyid(o, h.gen)))
 
-Base.getproperty(o::PyObject, s::Symbol) = request(OP_GETATTR, (o, String(s)))
+function Base.getproperty(o::PyObject, s::Symbol)
+    isempty(OP_INFO) || (known = op_info(o, s)) === nothing || return known
+    return request(OP_GETATTR, (o, String(s)))
+end
 Base.getproperty(o::PyObject, s::AbstractString) = request(OP_GETATTR, (o, String(s)))
 
 function Base.setproperty!(o::PyObject, s::Symbol, v)
@@ -256,3 +259,34 @@ const PY_ITEMS = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (SEMANTICS,
 const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.bridge.julia_semantics",)))
 const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
 const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))
+
+# What the host sent with the op a Julia device function is called with (the keyword
+# `OP_INFO_KEY` of the CALLBACK): its name, type and device so far, answered in Julia while the
+# function runs, so `op.type == "MatMul"` costs no request. Keyed by (host generation, handle).
+const OP_INFO_KEY = "__devplace_op__"
+const OP_INFO = Dict{Tuple{Int,UInt64},NTuple{3,String}}()
+const OP_INFO_NAMES = (:name, :type, :device)
+
+function op_info(o::PyObject, s::Symbol)
+    i = findfirst(==(s), OP_INFO_NAMES)
+    i === nothing && return nothing
+    info = get(OP_INFO, (getfield(o, :gen), getfield(o, :id)), nothing)
+    return info === nothing ? nothing : info[i]
+end
+
+"""
+    with_op_info(f, args, info)
+
+Run `f()`, the device function's call, with `info` (name, type, device) known for its op
+`args[1]`; `info === nothing`: just `f()`.
+"""
+function with_op_info(f, args::Tuple, info)
+    (info === nothing || isempty(args) || !(args[1] isa PyObject)) && return f()
+    key = (getfield(args[1], :gen), getfield(args[1], :id))
+    OP_INFO[key] = NTuple{3,String}(info)
+    try
+        return f()
+    finally
+        delete!(OP_INFO, key)
+    end
+end

@@ -54,7 +54,7 @@ end
     tf.reset_default_graph()
     seen = String[]
     function by_name(op)
-        push!(seen, op.name)  # a request into Python while Python waits for this callback
+        push!(seen, op.node_def.name)  # requests into Python while Python waits for this callback
         return occursin("Sin", op.name) ? "/device:CPU:1" : "/device:CPU:0"
     end
     a, b = @pywith tf.device(by_name) begin
@@ -83,6 +83,28 @@ end
     @test count("no sines here", shown) == 1 && !occursin("JuliaError", shown)
     @test constant(3.0).device == ""  # the device function's scope was left
     @test echo("in sync") == "in sync"
+end
+
+@testset "a device function's op knows its name, type and device without asking Python" begin
+    tf.reset_default_graph()
+    seen = []
+    function note(op)
+        requests = D.HOST[].seq
+        push!(seen, (op.name, op.type, op.device, D.HOST[].seq - requests))
+        return "/device:CPU:0"
+    end
+    y = @pywith tf.device(note) begin
+        @pywith tf.device("/cpu:1") begin  # applied first: TensorFlow goes innermost first
+            sin(constant(1.0))
+        end
+    end
+    graph = tf.get_default_graph()
+    @test [s[1] for s in seen] == [op.name for op in graph.get_operations()] == ["Const", "Sin"]
+    @test [s[2] for s in seen] == [graph.get_operation_by_name(s[1]).type for s in seen]
+    @test all(s -> s[3] == "/device:CPU:1", seen)  # the inner scope's, set before `note` runs
+    @test all(s -> s[4] == 0, seen)  # answered in Julia: no request
+    @test y.device == "/device:CPU:0"
+    @test isempty(D.OP_INFO)  # known only while the function runs
 end
 
 @testset "a Python error inside a callback comes back once, as itself" begin

@@ -6,7 +6,11 @@ from typing import Any, Protocol
 
 from devplace.errors import Error
 
-__all__ = ["CallbackDepthError", "JuliaError", "JuliaFunction"]
+__all__ = ["OP_INFO_KEY", "CallbackDepthError", "JuliaError", "JuliaFunction"]
+
+#: The keyword that carries an op's (name, type, device) along with the op to a Julia device
+#: function; DevPlace.jl takes it out of the call and answers `op.name` etc. from it.
+OP_INFO_KEY = "__devplace_op__"
 
 
 class _Caller(Protocol):

@@ -25,6 +25,7 @@ import numpy as np
 
 import devplace as dp
 from devplace._tf import tf
+from devplace.bridge.callbacks import OP_INFO_KEY, JuliaFunction
 from devplace.formatting import format_time, plural
 from devplace.profile import Profile
 from devplace.report import PlacementReport
@@ -693,9 +694,13 @@ def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
     """`fn` as a TF device function whose result is checked: a device string (`""` for none)."""
     name = getattr(fn, "__name__", repr(fn))
     valid: set[str] = set()  # results already checked: a device function repeats a few strings
+    to_julia = isinstance(fn, JuliaFunction)
 
     def checked(op: Any) -> str:
-        result = fn(op)
+        if to_julia and isinstance(op, tf.Operation):  # what `op.name` etc. need, in one message
+            result = fn(op, **{OP_INFO_KEY: (op.name, op.type, op.device)})
+        else:
+            result = fn(op)
         if type(result) is str and result in valid:
             return result
         if hasattr(result, "to_string"):  # a tf.DeviceSpec
