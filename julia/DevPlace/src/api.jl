@@ -31,7 +31,17 @@ pyimport(name::AbstractString) = request(OP_IMPORT | BY_HANDLE, (String(name),))
 
 A Python builtin, e.g. `pybuiltin("isinstance")(op, tf.NodeDef)`.
 """
-pybuiltin(name::Union{AbstractString,Symbol}) = request(OP_BUILTIN | BY_HANDLE, (String(name),))::PyObject
+function pybuiltin(name::Union{AbstractString,Symbol})
+    key = String(name)
+    o = get(BUILTINS, key, nothing)
+    o === nothing || (resolve_lazy(o); return o)
+    o = lazy_pyobject(() -> request(OP_BUILTIN | BY_HANDLE, (key,)))
+    resolve_lazy(o)  # a NameError now for a name Python lacks
+    return BUILTINS[key] = o
+end
+
+# Builtins looked up once per host (a call to one is then a single request).
+const BUILTINS = Dict{String,PyObject}()
 
 const DP_FUNCTIONS = Dict{String,PyObject}()
 

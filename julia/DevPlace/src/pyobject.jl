@@ -30,6 +30,7 @@ constants (`tf`) that must exist before the host starts and survive a host resta
 mutable struct Lazy
     make::Function
     cache::Union{Nothing,PyObject}
+    attributes::Dict{String,Any}  # looked up in `cache`'s host once: a module's names stay put
 end
 
 """
@@ -37,7 +38,7 @@ end
 
 A PyObject resolved on first use (and again in each new host) by calling `make()`.
 """
-lazy_pyobject(make::Function) = PyObject(Lazy(make, nothing))
+lazy_pyobject(make::Function) = PyObject(Lazy(make, nothing, Dict{String,Any}()))
 
 release_later(o::PyObject) = queue_release(getfield(o, :gen), getfield(o, :id))
 
@@ -84,6 +85,7 @@ function resolve_lazy(o::PyObject, depth = 0)
     c = lz.cache
     if c === nothing || !in_live_host(c)
         lz.cache = lz.make()::PyObject
+        empty!(lz.attributes)
     end
     return nothing
 end
@@ -124,12 +126,23 @@ encode!(enc::Encoder, h, o::PyObject) = write(enc.buf, TAG_HANDLE, htol(pyid(o, 
 
 function Base.getproperty(o::PyObject, s::Symbol)
     isempty(OP_INFO) || (known = op_info(o, s)) === nothing || return known
-    return request(OP_GETATTR, (o, String(s)))
+    return getattribute(o, String(s))
 end
-Base.getproperty(o::PyObject, s::AbstractString) = request(OP_GETATTR, (o, String(s)))
+Base.getproperty(o::PyObject, s::AbstractString) = getattribute(o, String(s))
+
+# A lazy object (`tf`, a module) answers a name from what it found before in this host: `tf.nn`
+# costs a request once per host, not once per use.
+function getattribute(o::PyObject, name::String)
+    lz = getfield(o, :lazy)
+    lz === nothing && return request(OP_GETATTR, (o, name))
+    resolve_lazy(o)
+    return get!(() -> request(OP_GETATTR, (o, name)), lz.attributes, name)
+end
 
 function Base.setproperty!(o::PyObject, s::Symbol, v)
     request(OP_SETATTR, (o, String(s), v))
+    lz = getfield(o, :lazy)
+    lz === nothing || delete!(lz.attributes, String(s))
     return v
 end
 

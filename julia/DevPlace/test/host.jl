@@ -25,6 +25,30 @@
     @test_throws PyError tf.no_such_attribute
 end
 
+@testset "tf's names and builtins are looked up once per host" begin
+    requests(f) = (before = D.HOST[].seq; f(); D.HOST[].seq - before)
+    tf.NodeDef, tf.Tensor, pybuiltin("isinstance")  # looked up (maybe already, by earlier tests)
+    @test requests(() -> tf.NodeDef) == 0
+    @test requests(() -> pybuiltin("isinstance")) == 0
+    x = constant(1.0)
+    @test requests(() -> pybuiltin("isinstance")(x, tf.Tensor)) == 1  # the call only
+    @test pybuiltin("isinstance")(x, tf.Tensor) && !pybuiltin("isinstance")(x, tf.NodeDef)
+    json = pyimport("json")  # a module's other attributes are asked for each time
+    @test requests(() -> json.dumps) == 1
+    D.stop_host()
+    D.host()  # a new host: the names are looked up again, in it
+    tf.Tensor  # finds `tf` itself in the new host too
+    @test requests(() -> tf.NodeDef) == 1
+    @test requests(() -> tf.NodeDef) == 0
+    @test pybuiltin("len")([1, 2, 3]) == 3
+    fresh = D.lazy_pyobject(() -> pyimport("types").SimpleNamespace(a = 1))
+    @test fresh.a == 1
+    fresh.a = 2  # setting a name forgets what was found for it
+    @test fresh.a == 2 && requests(() -> fresh.a) == 0
+    @test_throws PyError pybuiltin("no_such_builtin")
+    @test_throws PyError pybuiltin("no_such_builtin")  # every time: nothing kept of it
+end
+
 @testset "host output cannot corrupt frames" begin
     os = pyimport("os")
     @test os.write(1, Vector{UInt8}("\x05\0\0\0junk on fd 1\n")) > 0
