@@ -523,6 +523,31 @@ function method_arities(f)
                   counts == [1] ? "" : "s", var)
 end
 
+# What the host sent with the op a Julia device function is called with (the keyword
+# `OP_INFO_KEY` of the CALLBACK): its name, type and device so far, answered in Julia while the
+# function runs (`op_info`), so `op.type == "MatMul"` costs no request. Keyed by (host
+# generation, handle id) of the op.
+const OP_INFO_KEY = "__devplace_op__"
+const OP_INFO = Dict{Tuple{Int,UInt64},NTuple{3,String}}()
+const OP_INFO_NAMES = (:name, :type, :device)
+
+"""
+    with_op_info(f, args, info)
+
+Run `f()`, the device function's call, with `info` (name, type, device) known for its op
+`args[1]` (a PyObject: the host sends `info` only with an op); `info === nothing`: just `f()`.
+"""
+function with_op_info(f, args::Tuple, info)
+    (info === nothing || isempty(args)) && return f()
+    key = (getfield(args[1], :gen), getfield(args[1], :id))
+    OP_INFO[key] = NTuple{3,String}(info)
+    try
+        return f()
+    finally
+        delete!(OP_INFO, key)
+    end
+end
+
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
     call = nothing  # (f, args, kw) once decoded
     kind, payload = try

@@ -273,33 +273,10 @@ const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.
 const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
 const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))
 
-# What the host sent with the op a Julia device function is called with (the keyword
-# `OP_INFO_KEY` of the CALLBACK): its name, type and device so far, answered in Julia while the
-# function runs, so `op.type == "MatMul"` costs no request. Keyed by (host generation, handle).
-const OP_INFO_KEY = "__devplace_op__"
-const OP_INFO = Dict{Tuple{Int,UInt64},NTuple{3,String}}()
-const OP_INFO_NAMES = (:name, :type, :device)
-
+"`op.name`, `op.type` or `op.device` (`s`) of the op a device function is running for, else nothing."
 function op_info(o::PyObject, s::Symbol)
     i = findfirst(==(s), OP_INFO_NAMES)
     i === nothing && return nothing
     info = get(OP_INFO, (getfield(o, :gen), getfield(o, :id)), nothing)
     return info === nothing ? nothing : info[i]
-end
-
-"""
-    with_op_info(f, args, info)
-
-Run `f()`, the device function's call, with `info` (name, type, device) known for its op
-`args[1]`; `info === nothing`: just `f()`.
-"""
-function with_op_info(f, args::Tuple, info)
-    (info === nothing || isempty(args) || !(args[1] isa PyObject)) && return f()
-    key = (getfield(args[1], :gen), getfield(args[1], :id))
-    OP_INFO[key] = NTuple{3,String}(info)
-    try
-        return f()
-    finally
-        delete!(OP_INFO, key)
-    end
 end
