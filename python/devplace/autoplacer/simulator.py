@@ -60,16 +60,6 @@ class Schedule:
         return not self.violations
 
 
-def _consumers_by_device(problem: Problem, a: list[int]) -> list[dict[int, list[int]]]:
-    out: list[dict[int, list[int]]] = []
-    for succs in problem.succs:
-        by: dict[int, list[int]] = {}
-        for v in succs:
-            by.setdefault(a[v], []).append(v)
-        out.append(by)
-    return out
-
-
 class _Machine:
     """Device slots, pool capacity and per-device ready queues."""
 
@@ -119,9 +109,9 @@ class _Run:
     """One simulation's state: the event queue, op start and finish times, transfers sent."""
 
     def __init__(self, problem: Problem, a: np.ndarray):
-        self.problem, self.a = problem, a.tolist()
+        self.problem, self.a, self.n = problem, a.tolist(), problem.n
         self.comp = problem.compute[np.arange(problem.n), a]
-        self.by_dev = _consumers_by_device(problem, self.a)
+        self.succs = problem.succs
         self.remaining = [len(p) for p in problem.preds]
         self.topo_index = problem.topo_index.tolist()
         self.start = [0.0] * problem.n
@@ -148,22 +138,24 @@ class _Run:
 
     def arrive(self, t: float, u: int, b: int) -> None:
         """u's output reached device b at t: its consumers there may become ready."""
-        for v in self.by_dev[u][b]:
-            self.remaining[v] -= 1
-            if self.remaining[v] == 0:
-                heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
+        a, remaining = self.a, self.remaining
+        for v in self.succs[u]:
+            if a[v] == b:
+                remaining[v] -= 1
+                if remaining[v] == 0:
+                    heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
 
     def queue_job(self, t: float, op: int, dest: int, on: int, work: float) -> None:
         """Queue at t on device `on` a half of op's transfer to dest taking `work`."""
         self.jobs.append((op, dest, on))
         self.work.append(work)
-        job = self.problem.n + len(self.jobs) - 1
+        job = self.n + len(self.jobs) - 1
         heapq.heappush(self.machine.queues[on], (t, self.topo_index[op], job))
 
     def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device (u
         below 0: device -1 - u's partition starts, its slots free)."""
-        n = self.problem.n
+        n = self.n
         if u < 0:
             self.machine.free[-1 - u] += self.problem.devices[-1 - u].slots
             return
@@ -179,7 +171,9 @@ class _Run:
             return
         src = self.a[u]
         self.machine.release(src)
-        for dest in self.by_dev[u]:
+        # Each consuming device once, in the order of its first consumer.
+        a = self.a
+        for dest in dict.fromkeys([a[v] for v in self.succs[u]]):
             if dest == src:
                 self.arrive(t, u, dest)
                 continue
@@ -210,7 +204,7 @@ class _Run:
         while (dv := self.next_device()) >= 0:
             v = self.machine.take(dv)
             end = t + self.work[v]
-            if v < self.problem.n:
+            if v < self.n:
                 self.start[v], self.finish[v] = t, end
             if end > t:
                 self.push(end, v, -1)

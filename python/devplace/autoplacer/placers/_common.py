@@ -88,7 +88,7 @@ class Placer:
             return (
                 f"{self.name} is for at most {self.max_ops:,} ops, this problem has {problem.n:,}"
             )
-        groups = len(np.unique(problem.groups))
+        groups = problem.group_count()
         if self.max_groups is not None and groups > self.max_groups:
             return (
                 f"{self.name} is for at most {self.max_groups:,} colocation groups, "
@@ -213,29 +213,40 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
 
 
 class ReadyTimes:
-    """`data_ready` for list schedulers that place one op at a time, on plain lists (a
-    hundred thousand ops a second, where NumPy's per-call cost dominates arrays of a few
-    devices)."""
+    """`data_ready` for list schedulers that place one op at a time, on plain lists (NumPy's
+    per-call cost dominates arrays of a few devices): when an op is placed (`place`), the time
+    its output reaches each device is kept, so an op's ready times are the devicewise maximum
+    of its predecessors' (a few list operations per op, not one per edge and device)."""
 
     def __init__(self, problem: Problem):
         self.preds = problem.preds
-        self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
+        # Per source device, (alpha, beta) of the link to each device.
+        self.links = [
+            list(zip(alpha, beta, strict=True))
+            for alpha, beta in zip(
+                problem.link_alpha.tolist(), problem.link_beta.tolist(), strict=True
+            )
+        ]
         self.xfer = problem.xfer.tolist()
-        self.devices = range(problem.d)
-        self.where = [-1] * problem.n  # device per placed op
-        self.finish = [0.0] * problem.n
+        self.none = [0.0] * problem.d  # the ready times of an op without inputs
+        self.arrival: list[list[float]] = [self.none] * problem.n  # per placed op
+
+    def place(self, op: int, device: int, finish: float) -> None:
+        """Record op as placed on `device`, finishing at `finish`."""
+        size = self.xfer[op]
+        arrival = [finish + alpha + beta * size for alpha, beta in self.links[device]]
+        arrival[device] = finish
+        self.arrival[op] = arrival
 
     def __call__(self, op: int) -> list[float]:
-        """Earliest time op's inputs can be on each device (its predecessors all placed)."""
-        ready = [0.0 for _ in self.devices]
-        for u in self.preds[op]:
-            src, done, size = self.where[u], self.finish[u], self.xfer[u]
-            alpha, beta = self.alpha[src], self.beta[src]
-            for dv in self.devices:
-                t = done if dv == src else done + alpha[dv] + beta[dv] * size
-                if t > ready[dv]:
-                    ready[dv] = t
-        return ready
+        """Earliest time op's inputs can be on each device (its predecessors all placed; the
+        list is shared: read it, do not change it)."""
+        preds = self.preds[op]
+        if len(preds) == 1:
+            return self.arrival[preds[0]]
+        if not preds:
+            return self.none
+        return list(map(max, *[self.arrival[u] for u in preds]))
 
 
 def _swappable(problem: Problem, i: int, j: int) -> bool:
@@ -279,48 +290,48 @@ class Timelines:
     """Idle gaps on each device's slots, for the list schedulers (HEFT, m-ETF).
 
     Each device has `slots` lanes; a lane runs one op at a time and is kept as its sorted idle
-    gaps, the last one open-ended (few gaps stay open, so lookups stay near constant time
-    where a list of booked ops made HEFT quadratic). `earliest` finds where an op of a given
-    length can start no sooner than `ready`: in the earliest idle gap of any lane
-    (`insert=True`, HEFT's insertion policy) or after the lane that frees first
-    (`insert=False`, ETF). `book` records the op there.
+    gaps (two lists: their starts and their ends), the last one open-ended (few gaps stay
+    open, so lookups stay near constant time where a list of booked ops made HEFT quadratic).
+    `earliest` finds where an op of a given length can start no sooner than `ready`: in the
+    earliest idle gap of any lane (`insert=True`, HEFT's insertion policy) or after the lane
+    that frees first (`insert=False`, ETF). `book` records the op there.
     """
 
     def __init__(self, problem: Problem):
-        self.lanes: list[list[list[tuple[float, float]]]] = [
-            [[(0.0, np.inf)] for _ in range(dev.slots)] for dev in problem.devices
+        self.lanes: list[list[tuple[list[float], list[float]]]] = [
+            [([0.0], [np.inf]) for _ in range(dev.slots)] for dev in problem.devices
         ]
 
     def free_at(self) -> np.ndarray:
         """Per device, when its first lane becomes free for good."""
-        return np.array([min(lane[-1][0] for lane in dev) for dev in self.lanes])
+        return np.array([min(starts[-1] for starts, _ in dev) for dev in self.lanes])
 
     def earliest(self, dv: int, ready: float, length: float, insert: bool) -> tuple[float, int]:
         """(start, lane) of the earliest placement of an op of `length` on device dv."""
         lanes = self.lanes[dv]
         if not insert:
-            ends = [lane[-1][0] for lane in lanes]
+            ends = [starts[-1] for starts, _ in lanes]
             k = int(np.argmin(ends))
             return max(ready, ends[k]), k
-        return min((_gap_start(lane, ready, length), k) for k, lane in enumerate(lanes))
+        if len(lanes) == 1:
+            return _gap_start(*lanes[0], ready, length), 0
+        return min((_gap_start(*lane, ready, length), k) for k, lane in enumerate(lanes))
 
     def book(self, dv: int, lane: int, start: float, end: float) -> None:
         """Record an op on lane `lane` of device dv from `start` to `end` (inside one gap)."""
-        gaps = self.lanes[dv][lane]
-        k = bisect.bisect_right(gaps, (start, np.inf)) - 1
-        lo, hi = gaps[k]
-        parts = [(lo, start)] if start > lo else []
-        parts += [(end, hi)] if hi > end or hi == np.inf else []
-        gaps[k : k + 1] = parts
+        starts, ends = self.lanes[dv][lane]
+        k = bisect.bisect_right(starts, start) - 1
+        lo, hi = starts[k], ends[k]
+        keep_lo, keep_hi = start > lo, hi > end or hi == np.inf
+        starts[k : k + 1] = [lo, end][not keep_lo : 1 + keep_hi]
+        ends[k : k + 1] = [start, hi][not keep_lo : 1 + keep_hi]
 
 
-def _gap_start(gaps: list[tuple[float, float]], ready: float, length: float) -> float:
-    """Earliest start >= ready of an op of `length` in one of the idle `gaps` of a lane."""
+def _gap_start(starts: list[float], ends: list[float], ready: float, length: float) -> float:
+    """Earliest start >= ready of an op of `length` in one of the idle gaps of a lane."""
     # Gaps are disjoint and sorted, so their ends are too: skip those ending before `ready`.
-    first = bisect.bisect_left(gaps, ready, key=lambda gap: gap[1])
-    for k in range(first, len(gaps)):
-        lo, hi = gaps[k]
-        begin = max(lo, ready)
-        if begin + length <= hi:
+    for k in range(bisect.bisect_left(ends, ready), len(ends)):
+        begin = starts[k] if starts[k] > ready else ready
+        if begin + length <= ends[k]:
             return begin
     raise AssertionError("the open last gap always fits")  # pragma: no cover

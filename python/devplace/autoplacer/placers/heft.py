@@ -33,7 +33,6 @@ def heft(problem: Problem) -> np.ndarray:
     ready_at = ReadyTimes(problem)
     compute = problem.compute.tolist()
     timelines = Timelines(problem)
-    alone = len(state.members) == problem.n  # no colocation: each op its own group
     for op in order:
         ready = ready_at(op)
         best, best_t, best_s, best_lane = -1, np.inf, 0.0, 0
@@ -43,9 +42,7 @@ def heft(problem: Problem) -> np.ndarray:
             if s + w < best_t:
                 best, best_t, best_s, best_lane = dv, s + w, s, lane
         state.put(op, best)
-        for member in [op] if alone else state.members[state.label[op]].tolist():
-            ready_at.where[member] = best
-        ready_at.finish[op] = best_t
+        ready_at.place(op, best, best_t)
         if best_t > best_s:
             timelines.book(best, best_lane, best_s, best_t)
     return state.result()
