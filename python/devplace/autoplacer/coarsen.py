@@ -84,7 +84,7 @@ def can_merge(problem: Problem) -> bool:
     starts from one of those)."""
     if problem.group_count() < problem.n:
         return True
-    edges = np.asarray(problem.edges, dtype=np.int64).reshape(-1, 2)
+    edges = problem.edge_array
     outdeg = np.bincount(edges[:, 0], minlength=problem.n)
     indeg = np.bincount(edges[:, 1], minlength=problem.n)
     chains = (outdeg[edges[:, 0]] == 1) & (indeg[edges[:, 1]] == 1)

@@ -175,8 +175,9 @@ class Problem:
                 raise AutoPlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
 
     def _link(self, n: int) -> None:
-        """`edges` checked, sorted without repeats, each op's predecessors and successors (in
-        index order) and `topo` (vectorised: a million ops take seconds, not minutes)."""
+        """`edges` checked, sorted without repeats (also as `edge_array`), each op's
+        predecessors and successors (in index order) and `topo` (vectorised: a million ops
+        take seconds, not minutes)."""
         e = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
         bad = np.flatnonzero(((e < 0) | (e >= n)).any(axis=1) | (e[:, 0] == e[:, 1]))
         if bad.size:
@@ -189,6 +190,7 @@ class Problem:
         keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
         src, dst = keys // n, keys % n
         self.edges = list(zip(src.tolist(), dst.tolist(), strict=True))
+        self.edge_array = np.stack([src, dst], axis=1)  # `edges` as an (m, 2) array
         self.succs = _slices(dst.tolist(), np.searchsorted(src, np.arange(n + 1)))
         by_dst = np.argsort(dst, kind="stable")  # keeps each op's predecessors in index order
         self.preds = _slices(src[by_dst].tolist(), np.searchsorted(dst[by_dst], np.arange(n + 1)))

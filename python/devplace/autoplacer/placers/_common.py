@@ -16,11 +16,11 @@ __all__ = [
     "SCALING",
     "Assigner",
     "Placer",
-    "ReadyTimes",
     "Solution",
     "Timelines",
     "data_ready",
     "device_classes",
+    "gap_start",
     "mean_comm",
     "upward_rank",
 ]
@@ -113,6 +113,7 @@ class Assigner:
         self._need: list[float] = []
         self._room: list[float] = []
         self._used: list[float] = []
+        self._where: list[int] = []  # `assignment` as a list
         self._capped = bool(np.isfinite(self.caps).any())
         nowhere = np.flatnonzero(~self.ok.any(axis=1))
         if nowhere.size:
@@ -124,14 +125,15 @@ class Assigner:
     def options(self, op: int) -> list[int]:
         """The devices of `feasible_mask(op)`, as a list, from lists (list schedulers ask once
         per op, and NumPy's per-call cost would dominate); raises as it does when empty."""
-        placed = int(self.assignment[op])
-        if placed >= 0:
-            return [placed]
         if self._ok_lists is None:
             self._ok_lists = [[j for j, x in enumerate(row) if x] for row in self.ok.tolist()]
             self._need = self.group_mem[self.label].tolist()
             self._room = (self.caps * (1 + 1e-9)).tolist()
             self._used = self.used.tolist()
+            self._where = self.assignment.tolist()
+        placed = self._where[op]
+        if placed >= 0:
+            return [placed]
         allowed = self._ok_lists[op]
         if self._capped:
             used, need, room = self._used, self._need[op], self._room
@@ -165,12 +167,19 @@ class Assigner:
 
     def put(self, op: int, device: int) -> None:
         """Assign op's whole colocation group to device."""
-        if self.assignment[op] >= 0:
+        lists = self._ok_lists is not None  # keep the lists `options` reads in step
+        if (self._where[op] if lists else self.assignment[op]) >= 0:
             return
         label = self.label[op]
-        self.assignment[self.members[label]] = device
+        members = self.members[label]
+        if len(members) == 1:  # NumPy's fancy indexing costs ten times a plain store
+            self.assignment[op] = device
+        else:
+            self.assignment[members] = device
         self.used[device] += self.group_mem[label]
-        if self._ok_lists is not None:  # the lists `options` reads
+        if lists:
+            for member in members.tolist():
+                self._where[member] = device
             self._used[device] += self._need[op]
 
     def result(self) -> np.ndarray:
@@ -210,43 +219,6 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
         arrive[src] = finish[u]
         np.maximum(ready, arrive, out=ready)
     return ready
-
-
-class ReadyTimes:
-    """`data_ready` for list schedulers that place one op at a time, on plain lists (NumPy's
-    per-call cost dominates arrays of a few devices): when an op is placed (`place`), the time
-    its output reaches each device is kept, so an op's ready times are the devicewise maximum
-    of its predecessors' (a few list operations per op, not one per edge and device)."""
-
-    def __init__(self, problem: Problem):
-        self.preds = problem.preds
-        # Per source device, (alpha, beta) of the link to each device.
-        self.links = [
-            list(zip(alpha, beta, strict=True))
-            for alpha, beta in zip(
-                problem.link_alpha.tolist(), problem.link_beta.tolist(), strict=True
-            )
-        ]
-        self.xfer = problem.xfer.tolist()
-        self.none = [0.0] * problem.d  # the ready times of an op without inputs
-        self.arrival: list[list[float]] = [self.none] * problem.n  # per placed op
-
-    def place(self, op: int, device: int, finish: float) -> None:
-        """Record op as placed on `device`, finishing at `finish`."""
-        size = self.xfer[op]
-        arrival = [finish + alpha + beta * size for alpha, beta in self.links[device]]
-        arrival[device] = finish
-        self.arrival[op] = arrival
-
-    def __call__(self, op: int) -> list[float]:
-        """Earliest time op's inputs can be on each device (its predecessors all placed; the
-        list is shared: read it, do not change it)."""
-        preds = self.preds[op]
-        if len(preds) == 1:
-            return self.arrival[preds[0]]
-        if not preds:
-            return self.none
-        return list(map(max, *[self.arrival[u] for u in preds]))
 
 
 def _swappable(problem: Problem, i: int, j: int) -> bool:
@@ -314,8 +286,8 @@ class Timelines:
             k = int(np.argmin(ends))
             return max(ready, ends[k]), k
         if len(lanes) == 1:
-            return _gap_start(*lanes[0], ready, length), 0
-        return min((_gap_start(*lane, ready, length), k) for k, lane in enumerate(lanes))
+            return gap_start(*lanes[0], ready, length), 0
+        return min((gap_start(*lane, ready, length), k) for k, lane in enumerate(lanes))
 
     def book(self, dv: int, lane: int, start: float, end: float) -> None:
         """Record an op on lane `lane` of device dv from `start` to `end` (inside one gap)."""
@@ -327,7 +299,7 @@ class Timelines:
         ends[k : k + 1] = [start, hi][not keep_lo : 1 + keep_hi]
 
 
-def _gap_start(starts: list[float], ends: list[float], ready: float, length: float) -> float:
+def gap_start(starts: list[float], ends: list[float], ready: float, length: float) -> float:
     """Earliest start >= ready of an op of `length` in one of the idle gaps of a lane."""
     # Gaps are disjoint and sorted, so their ends are too: skip those ending before `ready`.
     for k in range(bisect.bisect_left(ends, ready), len(ends)):
