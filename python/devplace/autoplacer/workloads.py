@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,16 +123,17 @@ class _Checker:
         self, items: list[dict], key: str, where: Callable[[int], str], default: object = _REQUIRED
     ) -> list:
         """items[i][key] for every item (`default` when absent); a missing required key named."""
-        values = [item.get(key, default) for item in items]
-        if default is _REQUIRED:
-            for i, value in enumerate(values):
-                if value is _REQUIRED:
-                    self.field(items[i], key, where(i))
-        return values
+        if default is not _REQUIRED:
+            return [item.get(key, default) for item in items]
+        try:
+            return list(map(operator.itemgetter(key), items))
+        except KeyError:
+            i = next(i for i, item in enumerate(items) if key not in item)
+            self.fail(f"{where(i)}.{key}", f"a {key!r} field", "none")
 
     def numbers(self, values: list, key: str, where: Callable[[int], str]) -> np.ndarray:
         """`values` as floats, each a finite number >= 0; else the first bad one named."""
-        if {type(v) for v in values} <= {int, float}:
+        if set(map(type, values)) <= {int, float}:
             try:
                 array = np.array(values, dtype=float)
             except OverflowError:
@@ -168,6 +170,8 @@ class _Checker:
                 f"{len(value):,}",
                 "split the graph or coarsen it (fuse ops) before placing it",
             )
+        if set(map(type, value)) <= {dict}:  # what json makes of objects
+            return value
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 article = "an" if key[0] in "aeiou" else "a"
@@ -266,7 +270,7 @@ class _Nodes:
 def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
     """Every node's fields checked column by column; the first bad value is named."""
     ids = check.column(nodes, "id", lambda i: f"nodes[{i}]")
-    if {type(v) for v in ids} != {int}:
+    if set(map(type, ids)) != {int}:
         i = next(i for i, v in enumerate(ids) if type(v) is not int)
         check.fail(f"nodes[{i}].id", "an integer id", _kind(ids[i]))
 
@@ -275,7 +279,7 @@ def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
 
     cpu = check.numbers(check.column(nodes, "cpuLatency", where), "cpuLatency", where)
     flags = check.column(nodes, "supportedOnFpga", where, True)
-    if not ({type(v) for v in flags} <= {bool, int} and set(flags) <= {0, 1}):
+    if not (set(map(type, flags)) <= {bool, int} and set(flags) <= {0, 1}):
         for i, value in enumerate(flags):
             check.flag(value, f"{where(i)}.supportedOnFpga")
     on_acc = np.array(flags, dtype=bool)
@@ -307,7 +311,7 @@ def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
 def _rows(ids: list, index: dict[int, int] | None, n: int) -> np.ndarray:
     """The row of each node id in `ids` (`index`; None: the ids are the rows 0..n-1); a
     KeyError for an id that is no node's."""
-    if {type(v) for v in ids} - {int}:
+    if set(map(type, ids)) - {int}:
         raise KeyError
     if index is not None:
         return np.array([index[v] for v in ids], dtype=np.int64)

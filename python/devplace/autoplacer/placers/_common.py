@@ -98,7 +98,13 @@ class Placer:
 
 
 class Assigner:
-    """A partial assignment that places whole colocation groups and tracks memory per device."""
+    """A partial assignment that places whole colocation groups and tracks memory per device.
+
+    `assignment` (device per op, -1: not yet) and `used` (memory per device) are NumPy arrays
+    until the first call of `options`; from then on the state is kept in lists (a list
+    scheduler's per-op calls would otherwise pay NumPy's per-call cost), and the arrays are
+    brought up to date by `mask`, `feasible_mask` and `result`.
+    """
 
     def __init__(self, problem: Problem, check_memory: bool = True):
         self.p = problem
@@ -114,6 +120,7 @@ class Assigner:
         self._room: list[float] = []
         self._used: list[float] = []
         self._where: list[int] = []  # `assignment` as a list
+        self._alone = len(self.members) == problem.n  # every group one op
         self._capped = bool(np.isfinite(self.caps).any())
         nowhere = np.flatnonzero(~self.ok.any(axis=1))
         if nowhere.size:
@@ -144,6 +151,7 @@ class Assigner:
 
     def mask(self, op: int) -> np.ndarray:
         """Devices op may go to now: its group's device if placed, else allowed ones that fit."""
+        self._sync()
         placed = self.assignment[op]
         if placed >= 0:
             m = np.zeros(self.p.d, dtype=bool)
@@ -167,23 +175,31 @@ class Assigner:
 
     def put(self, op: int, device: int) -> None:
         """Assign op's whole colocation group to device."""
-        lists = self._ok_lists is not None  # keep the lists `options` reads in step
-        if (self._where[op] if lists else self.assignment[op]) >= 0:
+        if self._ok_lists is None:
+            if self.assignment[op] >= 0:
+                return
+            label = self.label[op]
+            self.assignment[self.members[label]] = device
+            self.used[device] += self.group_mem[label]
             return
-        label = self.label[op]
-        members = self.members[label]
-        if len(members) == 1:  # NumPy's fancy indexing costs ten times a plain store
-            self.assignment[op] = device
+        if self._where[op] >= 0:
+            return
+        if self._alone:
+            self._where[op] = device
         else:
-            self.assignment[members] = device
-        self.used[device] += self.group_mem[label]
-        if lists:
-            for member in members.tolist():
+            for member in self.members[self.label[op]].tolist():
                 self._where[member] = device
-            self._used[device] += self._need[op]
+        self._used[device] += self._need[op]
+
+    def _sync(self) -> None:
+        """`assignment` and `used` from the lists `options` and `put` keep (if in use)."""
+        if self._ok_lists is not None:
+            self.assignment[:] = self._where
+            self.used[:] = self._used
 
     def result(self) -> np.ndarray:
         """The complete assignment."""
+        self._sync()
         if np.any(self.assignment < 0):
             raise AssertionError("placer left ops unassigned")
         return self.assignment.copy()
