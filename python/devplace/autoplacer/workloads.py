@@ -292,9 +292,10 @@ def _nodes(check: _Checker, nodes: list[dict], n_acc: int, d: int) -> _Nodes:
     )
     size = check.numbers(check.column(nodes, "size", where, 0.0), "size", where)
     classes = check.column(nodes, "colorClass", where, None)
-    for i, cls in enumerate(classes):
-        if cls is not None:
-            classes[i] = check.integer(cls, f"{where(i)}.colorClass", -(2**62), 2**62)
+    if classes.count(None) < len(classes):
+        for i, cls in enumerate(classes):
+            if cls is not None:
+                classes[i] = check.integer(cls, f"{where(i)}.colorClass", -(2**62), 2**62)
     names = check.column(nodes, "name", where, None)
     compute = np.empty((len(nodes), d))
     compute[:, :n_acc] = acc[:, None]
@@ -439,8 +440,11 @@ def _problem(
     memory = fields.size[order]
     classes = [fields.classes[i] for i in order]
     # Nodes without a colour class get groups of their own, numbered past every given class.
-    free = max((c for c in classes if c is not None), default=0) + 1
-    groups = np.array([c if c is not None else free + i for i, c in enumerate(classes)])
+    if classes.count(None) == n:
+        groups = np.arange(1, n + 1)
+    else:
+        free = max((c for c in classes if c is not None), default=0) + 1
+        groups = np.array([c if c is not None else free + i for i, c in enumerate(classes)])
     src, dst, cost = edges
     xfer = np.zeros(n)
     np.maximum.at(xfer, src, cost)

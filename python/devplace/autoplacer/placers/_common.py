@@ -4,6 +4,7 @@ accounting, and ranks."""
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -110,7 +111,6 @@ class Assigner:
         self.p = problem
         self.assignment = np.full(problem.n, -1, dtype=np.int64)
         _, self.label = np.unique(problem.groups, return_inverse=True)
-        self.members = problem.group_members()
         self.group_mem = np.bincount(self.label, weights=problem.memory)
         self.ok = problem.group_allowed()
         self.caps = problem.caps if check_memory else np.full(problem.d, np.inf)
@@ -120,7 +120,7 @@ class Assigner:
         self._room: list[float] = []
         self._used: list[float] = []
         self._where: list[int] = []  # `assignment` as a list
-        self._alone = len(self.members) == problem.n  # every group one op
+        self._alone = int(self.label.max()) + 1 == problem.n  # every group one op
         self._capped = bool(np.isfinite(self.caps).any())
         nowhere = np.flatnonzero(~self.ok.any(axis=1))
         if nowhere.size:
@@ -129,11 +129,16 @@ class Assigner:
                 "can all run on; hint: check kernels, pins and colocation constraints"
             )
 
+    @functools.cached_property
+    def members(self) -> list[np.ndarray]:
+        """The ops of each colocation group (by label; built when first asked)."""
+        return self.p.group_members()
+
     def options(self, op: int) -> list[int]:
         """The devices of `feasible_mask(op)`, as a list, from lists (list schedulers ask once
         per op, and NumPy's per-call cost would dominate); raises as it does when empty."""
         if self._ok_lists is None:
-            self._ok_lists = [[j for j, x in enumerate(row) if x] for row in self.ok.tolist()]
+            self._ok_lists = _true_columns(self.ok)
             self._need = self.group_mem[self.label].tolist()
             self._room = (self.caps * (1 + 1e-9)).tolist()
             self._used = self.used.tolist()
@@ -205,6 +210,17 @@ class Assigner:
         return self.assignment.copy()
 
 
+def _true_columns(mask: np.ndarray) -> list[list[int]]:
+    """Per row of a boolean matrix, the columns where it is True; rows alike share one list
+    (found by their bits as bytes: a million rows take 0.2 s, not 1.3 s row by row)."""
+    packed = np.packbits(mask, axis=1)
+    width, raw = packed.shape[1], packed.tobytes()
+    keys = [raw[i : i + width] for i in range(0, len(raw), width)]
+    row_of = dict(zip(keys, range(len(keys)), strict=True))  # one row of each pattern
+    columns = {key: np.flatnonzero(mask[i]).tolist() for key, i in row_of.items()}
+    return list(map(columns.__getitem__, keys))
+
+
 def mean_comm(problem: Problem) -> np.ndarray:
     """Average transfer time of each op's output over ordered pairs of distinct devices."""
     d = problem.d
@@ -217,11 +233,14 @@ def mean_comm(problem: Problem) -> np.ndarray:
 def upward_rank(problem: Problem) -> np.ndarray:
     """HEFT's upward rank: mean compute plus the longest mean-cost path to an exit."""
     w = np.where(problem.allowed, problem.compute, np.nan)
-    mean_w = np.nanmean(w, axis=1).tolist()
-    c = mean_comm(problem).tolist()
-    rank = [0.0] * problem.n
-    succs = problem.succs
-    for u in reversed(problem.topo):
+    mean_w, c = np.nanmean(w, axis=1), mean_comm(problem)
+    rank = problem.longest_paths(
+        lambda ops, m, has: mean_w[ops] + np.where(has, c[ops] + m, 0.0), backward=True
+    )
+    if rank is not None:
+        return rank
+    mean_w, c, rank, succs = mean_w.tolist(), c.tolist(), [0.0] * problem.n, problem.succs
+    for u in reversed(problem.topo):  # long chains: op by op, on lists
         rank[u] = mean_w[u] + (c[u] + max([rank[v] for v in succs[u]]) if succs[u] else 0.0)
     return np.array(rank)
 
