@@ -8,6 +8,8 @@ members.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from devplace.autoplacer.graph import InfeasibleError, Problem
@@ -57,11 +59,15 @@ def heft(problem: Problem) -> np.ndarray:
         work = compute[op]
         best, best_t, best_s, best_lane = -1, np.inf, 0.0, 0
         for dv in options(op):
-            w = work[dv]
-            if lane := one_lane[dv]:
-                s, k = gap_start(*lane, ready[dv], w), 0
-            else:
-                s, k = timelines.earliest(dv, ready[dv], w, insert=True)
+            w, r, lane = work[dv], ready[dv], one_lane[dv]
+            if lane is None:
+                s, k = timelines.earliest(dv, r, w, insert=True)
+            else:  # `gap_start`, its first gap here: most ops fit the first they may use
+                starts, ends = lane
+                i = bisect.bisect_left(ends, r)
+                s, k = starts[i] if starts[i] > r else r, 0
+                if s + w > ends[i]:
+                    s = gap_start(starts, ends, r, w)
             if s + w < best_t:
                 best, best_t, best_s, best_lane = dv, s + w, s, k
         put(op, best)
