@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import warnings
@@ -20,6 +21,7 @@ from devplace.autoplacer import (
     simulate,
 )
 from devplace.autoplacer.placers import BASELINES, PLACERS, Placer
+from devplace.autoplacer.placers._common import Assigner, data_ready, mean_comm, upward_rank
 from devplace.autoplacer.placers.contiguous import contiguous, depth_first_order
 from devplace.autoplacer.placers.exhaustive import exhaustive
 from devplace.autoplacer.placers.heft import heft
@@ -360,3 +362,118 @@ def test_contiguous_with_an_op_the_cpu_cannot_run_computes_without_nan():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert contiguous(p).tolist() == [0, 1, 1]
+
+
+def _textbook_heft(p: Problem) -> np.ndarray:
+    """HEFT as Topcuoglu et al. write it, op by op on arrays: upward rank by its recurrence,
+    ready times from every placed input, each slot's bookings scanned for the first hole."""
+    w = np.where(p.allowed, p.compute, np.nan)
+    mean_w = np.nanmean(w, axis=1)
+    off = ~np.eye(p.d, dtype=bool)
+    c = p.link_alpha[off].mean() + p.link_beta[off].mean() * p.xfer
+    rank = np.zeros(p.n)
+    for u in reversed(p.topo):
+        rank[u] = mean_w[u] + (c[u] + max(rank[v] for v in p.succs[u]) if p.succs[u] else 0.0)
+    state = Assigner(p)
+    busy: list[list[list[tuple[float, float]]]] = [[[] for _ in range(x.slots)] for x in p.devices]
+    finish = np.zeros(p.n)
+    for op in np.lexsort((p.topo_index, -rank)).tolist():
+        ready = data_ready(p, op, state.assignment, finish)
+        best, best_t, best_s, best_lane = -1, np.inf, 0.0, 0
+        for dv in np.flatnonzero(state.feasible_mask(op)).tolist():
+            length = p.compute[op, dv]
+            starts = []
+            for lane in busy[dv]:
+                t = ready[dv]
+                for b0, b1 in sorted(lane):
+                    if t + length <= b0:
+                        break
+                    t = max(t, b1)
+                starts.append(t)
+            s = min(starts)
+            if s + length < best_t:
+                best, best_t, best_s, best_lane = dv, s + length, s, starts.index(s)
+        state.put(op, best)
+        finish[op] = best_t
+        if best_t > best_s:
+            busy[best][best_lane].append((best_s, best_t))
+    return state.result()
+
+
+@st.composite
+def slotted_problems(draw: st.DrawFn) -> Problem:
+    """`problems()` with devices of one or two slots, random link latencies too."""
+    p = draw(problems(max_ops=12))
+    p.devices = [dataclasses.replace(x, slots=draw(st.integers(1, 2))) for x in p.devices]
+    p.link_alpha = np.array(
+        [[0.0 if i == j else draw(st.integers(0, 3)) for j in range(3)] for i in range(3)]
+    )
+    return p
+
+
+@settings(max_examples=60, deadline=None)
+@given(slotted_problems())
+def test_heft_is_the_textbook_algorithm(p: Problem):
+    """HEFT's list loop (ready times per input's arrival row, lanes as gap lists, the
+    Assigner's list state) places every op where the plain version does, or fails alike."""
+    try:
+        expected = _textbook_heft(p)
+    except InfeasibleError as err:
+        with pytest.raises(InfeasibleError) as raised:
+            heft(p)
+        assert str(raised.value) == str(err)
+        return
+    np.testing.assert_array_equal(heft(p), expected)
+
+
+def _longest_path_problem(n: int, edges: list[tuple[int, int]], seed: int) -> Problem:
+    rng = np.random.default_rng(seed)
+    compute = rng.uniform(0.0, 10.0, (n, 3))
+    compute[rng.random(n) < 0.2, 1] = np.inf
+    return Problem(
+        names=[f"op{i}" for i in range(n)],
+        devices=[ProblemDevice("cpu:0", "cpu"), ProblemDevice("acc:0"), ProblemDevice("acc:1")],
+        compute=compute,
+        edges=edges,
+        xfer=rng.uniform(0.0, 5.0, n),
+        link_alpha=np.full((3, 3), 0.5),
+        link_beta=np.ones((3, 3)),
+        memory=np.zeros(n),
+    )
+
+
+@pytest.mark.parametrize(
+    "shape", ["random, shuffled numbering", "random, numbered in order", "one long chain"]
+)
+def test_lower_bound_and_upward_rank_are_their_recurrences(shape):
+    """The block-wise vectorised longest paths give exactly what op by op gives: on random
+    DAGs (the scaling benchmark's kind, also numbered out of topological order) and on a
+    chain, too deep for the blocks (the op-by-op path)."""
+    n = 3000
+    rng = np.random.default_rng(1)
+    if shape == "one long chain":
+        edges = [(i, i + 1) for i in range(n - 1)]
+    else:
+        edges = [(int(u), v) for v in range(1, n) for u in rng.integers(0, v, size=min(3, v))]
+        if shape == "random, shuffled numbering":
+            perm = rng.permutation(n)
+            edges = [(int(perm[u]), int(perm[v])) for u, v in edges]
+    p = _longest_path_problem(n, edges, seed=2)
+    assert (p.topo == list(range(n))) == (shape != "random, shuffled numbering")
+    fastest = p.min_compute()
+    finish = np.zeros(n)
+    for v in p.topo:
+        finish[v] = max((finish[u] for u in p.preds[v]), default=0.0) + fastest[v]
+    slots = sum(x.slots for x in p.devices)
+    assert p.lower_bound() == max(finish.max(), fastest.sum() / slots)
+    mean_w = np.nanmean(np.where(p.allowed, p.compute, np.nan), axis=1)
+    c = mean_comm(p)
+    rank = np.zeros(n)
+    for u in reversed(p.topo):
+        rank[u] = mean_w[u] + (c[u] + max(rank[v] for v in p.succs[u]) if p.succs[u] else 0.0)
+    np.testing.assert_array_equal(upward_rank(p), rank)
+    blocked = p.longest_paths(lambda ops, m, has: np.where(has, m, 0.0) + fastest[ops])
+    if shape == "one long chain":
+        assert blocked is None  # PATH_ROUNDS rounds cannot settle a chain of PATH_BLOCK ops
+    else:
+        np.testing.assert_array_equal(blocked, finish)

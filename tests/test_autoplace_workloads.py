@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 
@@ -18,14 +19,18 @@ from devplace.autoplacer import (
     fit_link,
     place,
     simulate,
+    workloads,
 )
+from devplace.autoplacer.command import main as place_command
 from devplace.autoplacer.command import place_file
 from devplace.autoplacer.cost import device_kind
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, MAX_BUDGET_S
 from devplace.autoplacer.workloads import (
     WORKLOAD_DIR,
+    _parse_json,
     bundled_workloads,
     load_workload,
+    read_workload,
     shared_workloads,
     small_graphs,
 )
@@ -356,3 +361,64 @@ def test_link_matrices_for_the_presets():
     assert device_kind("/job:w/task:0/device:CPU:3") == "cpu" and device_kind("acc:0") == "acc"
     with pytest.raises(AutoPlacementError, match="GPU:0"):
         CostModel(speeds={"/device:GPU:0": 0}).speed("/device:GPU:0")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(TINY),
+        '{"a": 1, "a": [2.5e-3, -0.0, 1E+2, "x\\u00e9\\n"]}',
+        '{"id": 1234567890123456789012345}',  # beyond 64 bits: orjson would make a float
+        '{"id": -9223372036854775809}',
+        "[NaN, Infinity, -Infinity]",
+        "[1e400]",
+        '["\\ud800"]',
+        "\ufeff[1]",
+        "[1] x",
+        "[1,]",
+    ],
+)
+def test_workload_json_is_read_as_the_json_module_reads_it(text):
+    raw = text.encode()
+    try:
+        expected = json.loads(raw)
+    except json.JSONDecodeError as err:
+        with pytest.raises(json.JSONDecodeError) as raised:
+            _parse_json(raw)
+        assert str(raised.value) == str(err)
+        return
+    got = _parse_json(raw)
+    assert repr(got) == repr(expected)  # NaN and -0.0 too, and ints stay ints
+
+
+def test_a_long_digit_run_is_found_across_the_chunks_it_is_read_in(monkeypatch):
+    monkeypatch.setattr(workloads, "_CHUNK", 8)
+    digits = "1" * workloads._LONG_RUN
+    for offset in range(12):
+        assert workloads._has_long_digit_run((" " * offset + digits + " ").encode())
+        assert not workloads._has_long_digit_run((" " * offset + digits[1:] + " 1").encode())
+
+
+def test_a_node_id_beyond_64_bits_is_kept_as_the_integer_written(tmp_path):
+    data = json.loads(json.dumps(TINY))
+    big = 10**24 + 7
+    data["nodes"][0]["id"] = big
+    for edge in data["edges"]:
+        for end in ("sourceId", "destId"):
+            edge[end] = big if edge[end] == TINY["nodes"][0]["id"] else edge[end]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(data))
+    assert big in read_workload(path).ids
+
+
+def test_place_command_leaves_the_garbage_collector_as_it_found_it(tiny, tmp_path):
+    out = tmp_path / "out.json"
+    assert gc.isenabled()
+    assert place_command([str(tiny), "-o", str(out)]) == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert place_command([str(tiny), "-o", str(out)]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

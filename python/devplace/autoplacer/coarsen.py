@@ -82,9 +82,9 @@ def can_merge(problem: Problem) -> bool:
     coarsening a random DAG): no colocation group of several ops, no edge from an op of one
     successor to an op of one predecessor, and no source of one successor (every merge
     starts from one of those)."""
-    if len(np.unique(problem.groups)) < problem.n:
+    if problem.group_count() < problem.n:
         return True
-    edges = np.asarray(problem.edges, dtype=np.int64).reshape(-1, 2)
+    edges = problem.edge_array
     outdeg = np.bincount(edges[:, 0], minlength=problem.n)
     indeg = np.bincount(edges[:, 1], minlength=problem.n)
     chains = (outdeg[edges[:, 0]] == 1) & (indeg[edges[:, 1]] == 1)

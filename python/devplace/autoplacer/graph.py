@@ -16,14 +16,26 @@ from __future__ import annotations
 import graphlib
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from devplace.errors import Error
 
-__all__ = ["ProblemDevice", "InfeasibleError", "AutoPlacementError", "Problem"]
+__all__ = [
+    "PATH_BLOCK",
+    "PATH_ROUNDS",
+    "ProblemDevice",
+    "InfeasibleError",
+    "AutoPlacementError",
+    "Problem",
+]
+
+#: `Problem.longest_paths`: the fewest ops in a block, and the rounds a block may take to
+#: reach its fixed point (about the longest chain inside it) before the call gives up.
+PATH_BLOCK = 64
+PATH_ROUNDS = 64
 
 
 class AutoPlacementError(Error, ValueError):
@@ -175,8 +187,9 @@ class Problem:
                 raise AutoPlacementError(f"{key} of problem {self.name!r} must be finite and >= 0")
 
     def _link(self, n: int) -> None:
-        """`edges` checked, sorted without repeats, each op's predecessors and successors (in
-        index order) and `topo` (vectorised: a million ops take seconds, not minutes)."""
+        """`edges` checked, sorted without repeats (also as `edge_array`), each op's
+        predecessors and successors (in index order) and `topo` (vectorised: a million ops
+        take seconds, not minutes)."""
         e = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
         bad = np.flatnonzero(((e < 0) | (e >= n)).any(axis=1) | (e[:, 0] == e[:, 1]))
         if bad.size:
@@ -189,6 +202,7 @@ class Problem:
         keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
         src, dst = keys // n, keys % n
         self.edges = list(zip(src.tolist(), dst.tolist(), strict=True))
+        self.edge_array = np.stack([src, dst], axis=1)  # `edges` as an (m, 2) array
         self.succs = _slices(dst.tolist(), np.searchsorted(src, np.arange(n + 1)))
         by_dst = np.argsort(dst, kind="stable")  # keeps each op's predecessors in index order
         self.preds = _slices(src[by_dst].tolist(), np.searchsorted(dst[by_dst], np.arange(n + 1)))
@@ -239,6 +253,12 @@ class Problem:
         if a == b:
             return 0.0
         return float(self.link_alpha[a, b] + self.link_beta[a, b] * self.xfer[u])
+
+    def group_count(self) -> int:
+        """Number of colocation groups."""
+        # np.unique's inverse takes the sorting path: its plain form hashes, 50x slower on a
+        # million distinct ints (NumPy 2.4).
+        return int(np.unique(self.groups, return_inverse=True)[1].max()) + 1
 
     def group_members(self) -> list[np.ndarray]:
         """Ops of each colocation group, indexed by group label (relabelled 0..g-1)."""
@@ -315,18 +335,73 @@ class Problem:
         """Fastest time of each op over the devices it may use."""
         return np.where(self.allowed, self.compute, np.inf).min(axis=1)
 
+    def longest_paths(
+        self,
+        finish: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+        backward: bool = False,
+    ) -> np.ndarray | None:
+        """Per op, `finish(ops, m, has)` of the recurrence value[v] = finish(v, maximum value
+        of v's predecessors (`backward`: successors), whether it has any), for the ops `ops`
+        at once (`m` is -inf where `has` is False); None where the graph's chains are too long.
+
+        Vectorised by blocks of consecutive ops in topological order: a block's values are
+        iterated to their fixed point (the recurrence's unique solution, so exactly what op by
+        op gives) within `PATH_ROUNDS` rounds, or the call gives up (None): the caller then
+        goes op by op. Blocks grow with their position, so a random DAG's, whose inputs are
+        spread over all earlier ops, stay shallow: a million ops take a fraction of a second.
+        """
+        n = self.n
+        pos, src, dst = self.topo_index, self.edge_array[:, 0], self.edge_array[:, 1]
+        if backward:  # reversed too: the edges (sorted by source) stay sorted by position
+            pos, src, dst = n - 1 - pos, dst[::-1], src[::-1]
+        first, last = pos[src], pos[dst]  # every edge goes to a later position
+        if not (last[1:] >= last[:-1]).all():
+            by_last = np.argsort(last)
+            first, last = first[by_last], last[by_last]
+        op_at = np.empty(n, dtype=np.int64)
+        op_at[pos] = np.arange(n)
+        has = np.bincount(last, minlength=n) > 0
+        value = np.empty(n)  # by position
+        lo = 0
+        while lo < n:
+            hi = min(n, lo + max(PATH_BLOCK, lo // 4))
+            e0, e1 = np.searchsorted(last, [lo, hi])
+            s, t = first[e0:e1], last[e0:e1] - lo
+            inner = s >= lo
+            m = np.full(hi - lo, -np.inf)
+            np.maximum.at(m, t[~inner], value[s[~inner]])
+            ops, h = op_at[lo:hi], has[lo:hi]
+            cur = finish(ops, m, h)
+            if inner.any():
+                s_in, t_in = s[inner] - lo, t[inner]
+                for _ in range(PATH_ROUNDS):
+                    m_in = m.copy()
+                    np.maximum.at(m_in, t_in, cur[s_in])
+                    new = finish(ops, m_in, h)
+                    if np.array_equal(new, cur):
+                        break
+                    cur = new
+                else:
+                    return None
+            value[lo:hi] = cur
+            lo = hi
+        out = np.empty(n)
+        out[op_at] = value
+        return out
+
     def lower_bound(self) -> float:
         """max(critical path at fastest speeds without transfers, total work / devices)."""
         fastest = self.min_compute()
-        finish = np.zeros(self.n)
-        for v in self.topo:
-            start = max((finish[u] for u in self.preds[v]), default=0.0)
-            finish[v] = start + fastest[v]
+        finish = self.longest_paths(lambda ops, m, has: np.where(has, m, 0.0) + fastest[ops])
+        if finish is None:  # long chains: op by op, on lists
+            speed, finish, preds = fastest.tolist(), [0.0] * self.n, self.preds
+            for v in self.topo:
+                finish[v] = max([finish[u] for u in preds[v]], default=0.0) + speed[v]
         slots = sum(dev.slots for dev in self.devices)
         for pool, cap in self.pool_capacity.items():
             in_pool = sum(dev.slots for dev in self.devices if dev.pool == pool)
             slots -= max(0, in_pool - cap)
-        return float(max(finish.max(), fastest.sum() / max(slots, 1)))
+        return float(max(np.max(finish), fastest.sum() / max(slots, 1)))
 
 
 def _slices(flat: list[int], bounds: np.ndarray) -> list[list[int]]:

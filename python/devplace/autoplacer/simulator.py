@@ -60,16 +60,6 @@ class Schedule:
         return not self.violations
 
 
-def _consumers_by_device(problem: Problem, a: list[int]) -> list[dict[int, list[int]]]:
-    out: list[dict[int, list[int]]] = []
-    for succs in problem.succs:
-        by: dict[int, list[int]] = {}
-        for v in succs:
-            by.setdefault(a[v], []).append(v)
-        out.append(by)
-    return out
-
-
 class _Machine:
     """Device slots, pool capacity and per-device ready queues."""
 
@@ -119,9 +109,9 @@ class _Run:
     """One simulation's state: the event queue, op start and finish times, transfers sent."""
 
     def __init__(self, problem: Problem, a: np.ndarray):
-        self.problem, self.a = problem, a.tolist()
+        self.problem, self.a, self.n = problem, a.tolist(), problem.n
         self.comp = problem.compute[np.arange(problem.n), a]
-        self.by_dev = _consumers_by_device(problem, self.a)
+        self.succs = problem.succs
         self.remaining = [len(p) for p in problem.preds]
         self.topo_index = problem.topo_index.tolist()
         self.start = [0.0] * problem.n
@@ -132,6 +122,7 @@ class _Run:
         self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
+        self.transfer_time = 0.0  # of the sends, summed in their order
         # The two halves of transfers between hosts, as jobs n, n+1, ...: (op, dest, device
         # the job runs on); `work[v]` is how long op or job v holds its device's slot.
         self.jobs: list[tuple[int, int, int]] = []
@@ -148,22 +139,24 @@ class _Run:
 
     def arrive(self, t: float, u: int, b: int) -> None:
         """u's output reached device b at t: its consumers there may become ready."""
-        for v in self.by_dev[u][b]:
-            self.remaining[v] -= 1
-            if self.remaining[v] == 0:
-                heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
+        a, remaining = self.a, self.remaining
+        for v in self.succs[u]:
+            if a[v] == b:
+                remaining[v] -= 1
+                if remaining[v] == 0:
+                    heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
 
     def queue_job(self, t: float, op: int, dest: int, on: int, work: float) -> None:
         """Queue at t on device `on` a half of op's transfer to dest taking `work`."""
         self.jobs.append((op, dest, on))
         self.work.append(work)
-        job = self.problem.n + len(self.jobs) - 1
+        job = self.n + len(self.jobs) - 1
         heapq.heappush(self.machine.queues[on], (t, self.topo_index[op], job))
 
     def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device (u
         below 0: device -1 - u's partition starts, its slots free)."""
-        n = self.problem.n
+        n = self.n
         if u < 0:
             self.machine.free[-1 - u] += self.problem.devices[-1 - u].slots
             return
@@ -175,20 +168,24 @@ class _Run:
                 self.queue_job(t, op, dest, dest, total - self.work[u])
             else:  # the receiver's half: the tensor is now on its device
                 self.sends.append((op, dest, t))
+                self.transfer_time += self.comm(op, self.a[op], dest)
                 self.arrive(t, op, dest)
             return
-        src = self.a[u]
-        self.machine.release(src)
-        for dest in self.by_dev[u]:
+        a, m = self.a, self.machine
+        src = a[u]
+        m.release(src)
+        # Each consuming device once, in the order of its first consumer.
+        for dest in dict.fromkeys([a[v] for v in self.succs[u]]):
             if dest == src:
                 self.arrive(t, u, dest)
                 continue
-            if self.machine.host[src] != self.machine.host[dest]:
-                total = self.comm(u, src, dest)
-                self.queue_job(t, u, dest, src, self.problem.host_send_share * total)
+            cost = self.alpha[src][dest] + self.beta[src][dest] * self.xfer[u]  # `comm`
+            if m.host[src] != m.host[dest]:
+                self.queue_job(t, u, dest, src, self.problem.host_send_share * cost)
                 continue
-            end = self.machine.send(src, dest, t, self.comm(u, src, dest))
+            end = m.send(src, dest, t, cost)
             self.sends.append((u, dest, end))
+            self.transfer_time += cost
             if end <= t:
                 self.arrive(t, u, dest)
             else:
@@ -197,9 +194,10 @@ class _Run:
     def next_device(self) -> int:
         """The device to start an op on now: instant ops first, then the earliest ready."""
         m, work = self.machine, self.work
+        free, pool, pool_free = m.free, m.pool, m.pool_free
         best, best_key = -1, None
         for dv, queue in enumerate(m.queues):  # a free slot, pool capacity and a ready op
-            if queue and m.free[dv] > 0 and (m.pool[dv] < 0 or m.pool_free[m.pool[dv]] > 0):
+            if queue and free[dv] > 0 and (pool[dv] < 0 or pool_free[pool[dv]] > 0):
                 key = (work[queue[0][2]] > 0, queue[0])
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
@@ -207,10 +205,11 @@ class _Run:
 
     def start_ready(self, t: float) -> None:
         """Start every op that can start at t (instant ops complete at once)."""
+        take, work, n = self.machine.take, self.work, self.n
         while (dv := self.next_device()) >= 0:
-            v = self.machine.take(dv)
-            end = t + self.work[v]
-            if v < self.problem.n:
+            v = take(dv)
+            end = t + work[v]
+            if v < n:
                 self.start[v], self.finish[v] = t, end
             if end > t:
                 self.push(end, v, -1)
@@ -227,15 +226,16 @@ class _Run:
             for dv in self.problem.remote_devices():  # slots held until their partition starts
                 self.machine.free[dv] -= self.problem.devices[dv].slots
                 self.push(delay, -1 - dv, -1)
+        events, pop, arrive, complete = self.events, heapq.heappop, self.arrive, self.complete
         self.start_ready(t)
-        while self.events:
-            t = self.events[0][0]
-            while self.events and self.events[0][0] <= t:
-                _, _, u, b = heapq.heappop(self.events)
+        while events:
+            t = events[0][0]
+            while events and events[0][0] <= t:
+                _, _, u, b = pop(events)
                 if b >= 0:
-                    self.arrive(t, u, b)
+                    arrive(t, u, b)
                 else:
-                    self.complete(t, u)
+                    complete(t, u)
             self.start_ready(t)
         if any(self.remaining):
             raise AssertionError("simulator left ops unscheduled")  # unreachable for a DAG
@@ -262,7 +262,7 @@ def simulate(problem: Problem, assignment: Sequence[int] | np.ndarray) -> Schedu
         finish=finish,
         peak_memory=peak,
         transfers=len(run.sends),
-        transfer_time=float(sum(run.comm(u, run.a[u], b) for u, b, _ in run.sends)),
+        transfer_time=run.transfer_time,
         violations=violations,
     )
 

@@ -92,7 +92,7 @@ def choose(problem: Problem, strategy: str = "auto", budget_s: float = DEFAULT_B
     if not can_merge(problem):  # e.g. a random DAG: skip the linear but costly coarsening
         return _auto(problem, budget_s)
     coarse = coarsen(problem)
-    if len(np.unique(coarse.groups)) == len(np.unique(problem.groups)):
+    if coarse.group_count() == problem.group_count():
         return _auto(problem, budget_s)
     # Units first (half the budget): the exact placers fit far more graphs there; then the
     # ops themselves from the units' best, which may split a unit when that pays.

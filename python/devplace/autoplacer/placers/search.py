@@ -261,6 +261,8 @@ def _walk(
     """Iterated local search until the deadline: kick the current solution, improve it, and
     move on if the new local optimum is feasible and within WALK of the best (a random walk
     over near-optimal plateaus); returns the best key, assignment and schedule seen."""
+    if time.perf_counter() >= deadline:  # e.g. HEFT alone took the budget of a huge graph
+        return best_key, best_a, best
     rng = np.random.default_rng(seed)
     state = Assigner(problem)
     n_groups = len(state.members)
