@@ -523,12 +523,10 @@ function method_arities(f)
                   counts == [1] ? "" : "s", var)
 end
 
-# What the host sent with the op a Julia device function is called with (the keyword
-# `OP_INFO_KEY` of the CALLBACK): its name, type and device so far, answered in Julia while the
-# function runs (`op_info`), so `op.type == "MatMul"` costs no request. Keyed by (host
-# generation, handle id) of the op.
-const OP_INFO_KEY = "__devplace_op__"
-const OP_INFO = Dict{Tuple{Int,UInt64},NTuple{3,String}}()
+# What the host sent with the op a Julia device function is called with (a CALLBACK's fourth
+# element): its name, type and device so far, answered in Julia while the function runs
+# (`op_info`), so `op.type == "MatMul"` costs no request. Keyed by (host generation, handle id).
+const OP_INFO = Ref{Any}(nothing)  # (generation, handle id, (name, type, device)) or nothing
 const OP_INFO_NAMES = (:name, :type, :device)
 
 """
@@ -538,25 +536,27 @@ Run `f()`, the device function's call, with `info` (name, type, device) known fo
 `args[1]` (a PyObject: the host sends `info` only with an op); `info === nothing`: just `f()`.
 """
 function with_op_info(f, args::Tuple, info)
-    (info === nothing || isempty(args)) && return f()
-    key = (getfield(args[1], :gen), getfield(args[1], :id))
-    OP_INFO[key] = NTuple{3,String}(info)
+    info === nothing && return f()
+    outer = OP_INFO[]  # a device function running inside another's: back to that one after
+    OP_INFO[] = (getfield(args[1], :gen), getfield(args[1], :id), info)
     try
         return f()
     finally
-        delete!(OP_INFO, key)
+        OP_INFO[] = outer
     end
 end
 
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
     call = nothing  # (f, args, kw) once decoded
     kind, payload = try
-        fid, args, kwargs = decode_value(body, h)
+        message = decode_value(body, h)
+        fid, args, kwargs = message
+        info = length(message) == 4 ? message[4] : nothing  # a device function's op info
         f = lookup_function(h, UInt64(fid), "")
-        info = kwargs === nothing ? nothing : pop!(kwargs, OP_INFO_KEY, nothing)
-        kw = kwargs === nothing ? () : [Symbol(k) => v for (k, v) in kwargs]
+        kw = kwargs === nothing || isempty(kwargs) ? () : [Symbol(k) => v for (k, v) in kwargs]
         call = (f, args, kw)
-        (REPLY, Base.reenable_sigint(() -> with_op_info(() -> f(args...; kw...), args, info)))
+        run = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no keyword call if none
+        (REPLY, Base.reenable_sigint(() -> with_op_info(run, args, info)))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
         bt = catch_backtrace()

@@ -125,7 +125,7 @@ in_live_host(x) = true
 encode!(enc::Encoder, h, o::PyObject) = write(enc.buf, TAG_HANDLE, htol(pyid(o, h.gen)))
 
 function Base.getproperty(o::PyObject, s::Symbol)
-    isempty(OP_INFO) || (known = op_info(o, s)) === nothing || return known
+    OP_INFO[] === nothing || (known = op_info(o, s)) === nothing || return known
     return getattribute(o, String(s))
 end
 Base.getproperty(o::PyObject, s::AbstractString) = getattribute(o, String(s))
@@ -275,8 +275,8 @@ const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace"
 
 "`op.name`, `op.type` or `op.device` (`s`) of the op a device function is running for, else nothing."
 function op_info(o::PyObject, s::Symbol)
+    gen, id, info = OP_INFO[]
+    (gen == getfield(o, :gen) && id == getfield(o, :id)) || return nothing
     i = findfirst(==(s), OP_INFO_NAMES)
-    i === nothing && return nothing
-    info = get(OP_INFO, (getfield(o, :gen), getfield(o, :id)), nothing)
-    return info === nothing ? nothing : info[i]
+    return i === nothing ? nothing : info[i]
 end

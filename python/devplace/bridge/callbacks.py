@@ -6,16 +6,16 @@ from typing import Any, Protocol
 
 from devplace.errors import Error
 
-__all__ = ["OP_INFO_KEY", "CallbackDepthError", "JuliaError", "JuliaFunction"]
-
-#: The keyword that carries an op's (name, type, device) along with the op to a Julia device
-#: function; DevPlace.jl takes it out of the call and answers `op.name` etc. from it.
-OP_INFO_KEY = "__devplace_op__"
+__all__ = ["CallbackDepthError", "JuliaError", "JuliaFunction"]
 
 
 class _Caller(Protocol):
     def call_julia(
-        self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: JuliaFunction,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        op_info: tuple[str, str, str] | None = None,
     ) -> Any: ...
 
     def drop_julia(self, id: int) -> None: ...
@@ -54,6 +54,11 @@ class JuliaFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._caller.call_julia(self, args, kwargs)
+
+    def call_on_op(self, op: Any) -> Any:
+        """Call as a device function of `op` (a `tf.Operation`), sending its name, type and
+        device along, so that the Julia function reads them without asking Python."""
+        return self._caller.call_julia(self, (op,), {}, (op.name, op.type, op.device))
 
     @property
     def __name__(self) -> str:  # type: ignore[override]

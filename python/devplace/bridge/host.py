@@ -243,7 +243,13 @@ class Host:
                 self.outbox.close()
 
     # --- callbacks into Julia -----------------------------------------------------------------
-    def call_julia(self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def call_julia(
+        self,
+        fn: JuliaFunction,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        op_info: tuple[str, str, str] | None = None,
+    ) -> Any:
         """Call a Julia function and wait for its result, serving nested requests meanwhile.
 
         Once the CALLBACK is sent nothing but its REPLY or ERROR (or the end of the stream)
@@ -268,16 +274,22 @@ class Host:
         outer, self.interruptible = self.interruptible, False
         self._depth += 1
         try:
-            return self._await_reply(fn, seq, args, kwargs)
+            return self._await_reply(fn, seq, args, kwargs, op_info)
         finally:
             self._depth -= 1
             self.interruptible = outer
 
     def _await_reply(
-        self, fn: JuliaFunction, seq: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: JuliaFunction,
+        seq: int,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        op_info: tuple[str, str, str] | None,
     ) -> Any:
         enc = wire.Encoder(self)
-        wire.encode((fn.id, args, kwargs), enc)  # fails here, in Python, before anything is sent
+        call = (fn.id, args, kwargs) if op_info is None else (fn.id, args, kwargs, op_info)
+        wire.encode(call, enc)  # fails here, in Python, before anything is sent
         self._send(frames.CALLBACK, seq, enc.buffers())
         while True:
             kind, rseq, body = self._next()

@@ -25,7 +25,7 @@ import numpy as np
 
 import devplace as dp
 from devplace._tf import tf
-from devplace.bridge.callbacks import OP_INFO_KEY, JuliaFunction
+from devplace.bridge.callbacks import JuliaFunction
 from devplace.formatting import format_time, plural
 from devplace.profile import Profile
 from devplace.report import PlacementReport
@@ -698,7 +698,7 @@ def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
 
     def checked(op: Any) -> str:
         if to_julia and isinstance(op, tf.Operation):  # what `op.name` etc. need, in one message
-            result = fn(op, **{OP_INFO_KEY: (op.name, op.type, op.device)})
+            result = fn.call_on_op(op)
         else:
             result = fn(op)
         if type(result) is str and result in valid:
