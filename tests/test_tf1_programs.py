@@ -19,6 +19,17 @@ tf = dp.tf
 MODEL_DEVICE = GPUS[0] if GPUS else "/device:CPU:1"
 
 
+@pytest.fixture(autouse=True)
+def full_float32_precision():
+    """Float32 products at full precision: on Ampere and later GPUs TensorFlow multiplies in
+    TensorFloat-32 by default (about 1e-3 relative error, seen on an H200), which the numpy
+    comparisons here are not about."""
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    yield
+    tf.config.experimental.enable_tensor_float_32_execution(before)
+
+
 def classification_data(rows: int = 256, features: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Two Gaussian blobs, labels 0 and 1."""
     rng = np.random.default_rng(0)

@@ -17,6 +17,7 @@ import fcntl
 import logging
 import os
 import re
+import select
 import struct
 import sys
 import termios
@@ -40,7 +41,10 @@ class _Redirect:
     """fd 2 into a pipe while any call is in flight; one reader forwards what is not TF's log."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        # Reentrant: the reader holds it from taking a chunk out of the pipe until it has
+        # written it on (`_write` takes it too), so `leave` sees each byte either still in the
+        # pipe (and drains) or already forwarded, never in between (out of order after it).
+        self.lock = threading.RLock()
         self.active = 0
         self.saved = -1  # where fd 2 pointed before the redirection (a copy)
         self.pipe: tuple[int, int] | None = None
@@ -87,22 +91,34 @@ class _Redirect:
     def _forward(self) -> None:
         assert self.pipe is not None
         rest = b""
-        while chunk := os.read(self.pipe[0], 65536):
-            *lines, rest = (rest + chunk).split(b"\n")
-            kept, held = [], False
-            for line in lines:
-                if line + b"\n" == _DRAINED:
-                    self.drained.set()
-                elif _LOG_LINE.match(line) or (held and line[:1] in (b"\t", b" ")):
-                    held = True  # a log line, or an indented line continuing one
-                    log.debug("%s", line.decode("utf-8", "replace"))
-                else:
-                    held = False
-                    kept.append(line + b"\n")
-            if rest[:1] not in (b"I", b"W", b"E", b"\0"):
-                kept.append(rest)  # no log line starts so: forwarded now (a progress bar)
-                rest = b""
-            self._write(b"".join(kept))
+        ready = select.poll()
+        ready.register(self.pipe[0], select.POLLIN)
+        while True:
+            ready.poll()  # data (or the end) to read, none taken yet
+            with self.lock:
+                chunk = os.read(self.pipe[0], 65536)
+                if not chunk:
+                    return
+                rest = self._pass_on(rest + chunk)
+
+    def _pass_on(self, text: bytes) -> bytes:
+        """Forward the complete lines of `text` but TF's log lines; what is left to complete."""
+        *lines, rest = text.split(b"\n")
+        kept, held = [], False
+        for line in lines:
+            if line + b"\n" == _DRAINED:
+                self.drained.set()
+            elif _LOG_LINE.match(line) or (held and line[:1] in (b"\t", b" ")):
+                held = True  # a log line, or an indented line continuing one
+                log.debug("%s", line.decode("utf-8", "replace"))
+            else:
+                held = False
+                kept.append(line + b"\n")
+        if rest[:1] not in (b"I", b"W", b"E", b"\0"):
+            kept.append(rest)  # no log line starts so: forwarded now (a progress bar)
+            rest = b""
+        self._write(b"".join(kept))
+        return rest
 
     def _write(self, data: bytes) -> None:
         with self.lock:
