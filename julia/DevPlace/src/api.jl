@@ -26,6 +26,9 @@ Import a Python module in the host.
 """
 pyimport(name::AbstractString) = request(OP_IMPORT | BY_HANDLE, (String(name),))::PyObject
 
+# Builtins looked up once per host (a call to one is then a single request).
+const BUILTINS = Dict{String,PyObject}()
+
 """
     pybuiltin(name) -> PyObject
 
@@ -39,9 +42,6 @@ function pybuiltin(name::Union{AbstractString,Symbol})
     resolve_lazy(o)  # a NameError now for a name Python lacks
     return BUILTINS[key] = o
 end
-
-# Builtins looked up once per host (a call to one is then a single request).
-const BUILTINS = Dict{String,PyObject}()
 
 const DP_FUNCTIONS = Dict{String,PyObject}()
 

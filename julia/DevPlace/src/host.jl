@@ -525,9 +525,8 @@ end
 
 # What the host sent with the op a Julia device function is called with (a CALLBACK's fourth
 # element): its name, type and device so far, answered in Julia while the function runs
-# (`op_info`), so `op.type == "MatMul"` costs no request. Keyed by (host generation, handle id).
-const OP_INFO = Ref{Any}(nothing)  # (generation, handle id, (name, type, device)) or nothing
-const OP_INFO_NAMES = (:name, :type, :device)
+# (`op_info`), so `op.type == "MatMul"` costs no request.
+const OP_INFO = Ref{Any}(nothing)  # (host generation, handle id, (name, type, device)) or nothing
 
 """
     with_op_info(f, args, info)
@@ -555,8 +554,8 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
         f = lookup_function(h, UInt64(fid), "")
         kw = kwargs === nothing || isempty(kwargs) ? () : [Symbol(k) => v for (k, v) in kwargs]
         call = (f, args, kw)
-        run = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no keyword call if none
-        (REPLY, Base.reenable_sigint(() -> with_op_info(run, args, info)))
+        call_f = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no kwcall if none
+        (REPLY, Base.reenable_sigint(() -> with_op_info(call_f, args, info)))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
         bt = catch_backtrace()

@@ -273,10 +273,10 @@ const SEMANTICS = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace.
 const TF_MODULE = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (DP_MODULE, "tf")))
 const DP_MODULE = lazy_pyobject(() -> request(OP_IMPORT | BY_HANDLE, ("devplace",)))
 
-"`op.name`, `op.type` or `op.device` (`s`) of the op a device function is running for, else nothing."
+"`op.name`, `.type` or `.device` (`s`) of the op a device function runs for, else nothing."
 function op_info(o::PyObject, s::Symbol)
     gen, id, info = OP_INFO[]
     (gen == getfield(o, :gen) && id == getfield(o, :id)) || return nothing
-    i = findfirst(==(s), OP_INFO_NAMES)
+    i = findfirst(==(s), (:name, :type, :device))
     return i === nothing ? nothing : info[i]
 end

@@ -192,11 +192,10 @@ large arrays: the first touch of a fresh array of 100 MiB then costs a third of 
 cost (one fault per 2 MiB instead of per 4 KiB). Only a hint: nothing changes where THP is off.
 """
 function huge_pages!(a::Array)
-    first = (UInt(pointer(a)) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
-    last = (UInt(pointer(a)) + UInt(sizeof(a))) & ~(HUGE_PAGE - 1)
-    if Sys.islinux() && last > first
-        ccall(:madvise, Cint, (Ptr{Cvoid}, Csize_t, Cint), Ptr{Cvoid}(first), last - first,
-              MADV_HUGEPAGE)
+    lo = (UInt(pointer(a)) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+    hi = (UInt(pointer(a)) + UInt(sizeof(a))) & ~(HUGE_PAGE - 1)
+    if Sys.islinux() && hi > lo
+        ccall(:madvise, Cint, (Ptr{Cvoid}, Csize_t, Cint), Ptr{Cvoid}(lo), hi - lo, MADV_HUGEPAGE)
     end
     return a
 end
