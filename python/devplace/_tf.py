@@ -31,9 +31,16 @@ __all__ = [
     "RAW_LOG",
     "EagerExecutionError",
     "TraceableStack",
+    "attr_value_pb2",
     "driver_present",
+    "execute",
     "gpu_lines",
     "kernels",
+    "op_callbacks",
+    "op_def_registry",
+    "tensor_util",
+    "tf_context",
+    "tf_ops",
     "set_op_device",
     "tf",
     "timeline",
@@ -95,9 +102,16 @@ try:
     # devplace module loads TensorFlow outside this capture.
     with capture_fds((2,)) as _loading:
         import tensorflow as _tensorflow
+        from tensorflow.core.framework import attr_value_pb2
         from tensorflow.python.client import timeline
         from tensorflow.python.eager import context as _context
-        from tensorflow.python.framework import kernels
+        from tensorflow.python.eager import execute
+        from tensorflow.python.framework import (
+            kernels,
+            op_callbacks,
+            op_def_registry,
+            tensor_util,
+        )
         from tensorflow.python.framework import ops as _ops
         from tensorflow.python.framework.traceable_stack import TraceableStack
         from tensorflow.python.ops import variable_scope
@@ -173,3 +187,6 @@ graft(tf)
 # graph tensors from eager ones) while a direct call gets the reason instead of a bare
 # "'SymbolicTensor' object has no attribute 'numpy'".
 _ops.SymbolicTensor.numpy = property(_no_numpy)
+
+#: TensorFlow's graph and eager-context modules (devplace.bridge.graph_ops builds ops with them).
+tf_ops, tf_context = _ops, _context

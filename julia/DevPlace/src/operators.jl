@@ -20,14 +20,16 @@ const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :ac
                :abs => "abs", :sign => "sign", :floor => "floor", :ceil => "ceil",
                :round => "round")
 
+const TF_ELEMENTWISE = attribute(SEMANTICS, "elementwise")  # tf.sin etc., straight into the graph
+
 for (f, name) in UNARY
     fn = Symbol("TF_", uppercase(name))
-    @eval const $fn = attribute(TF_MODULE, $name)
+    @eval const $fn = attribute(TF_ELEMENTWISE, $name)
     doc = string("    ", f, "(x::PyObject)\n\nElementwise `tf.", name, "` of a tensor.")
     @eval @doc $doc Base.$f(x::PyObject) = request(OP_CALL, ($fn, (x,)))
 end
 
-const TF_NEGATIVE = attribute(TF_MODULE, "negative")
+const TF_NEGATIVE = attribute(TF_ELEMENTWISE, "negative")
 Base.:-(x::PyObject) = request(OP_CALL, (TF_NEGATIVE, (x,)))
 Base.:+(x::PyObject) = x
 

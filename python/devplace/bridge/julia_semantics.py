@@ -25,6 +25,7 @@ import numpy as np
 
 import devplace as dp
 from devplace._tf import tf
+from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
 from devplace.formatting import format_time, plural
 from devplace.profile import Profile
@@ -39,6 +40,7 @@ __all__ = [
     "checked_device_function",
     "device",
     "display",
+    "elementwise",
     "get_collection",
     "getindex",
     "hcat",
@@ -65,10 +67,10 @@ __all__ = [
 
 #: Julia binary operators applied elementwise (broadcast) as Python operators.
 BINARY: dict[str, Any] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
+    "+": graph_ops.binary("+", operator.add),
+    "-": graph_ops.binary("-", operator.sub),
+    "*": graph_ops.binary("*", operator.mul),
+    "/": graph_ops.binary("/", operator.truediv),
     "^": operator.pow,
     "%": operator.mod,
     "<": operator.lt,
@@ -80,6 +82,9 @@ BINARY: dict[str, Any] = {
     "==": tf.equal,
     "!=": tf.not_equal,
 }
+
+#: DevPlace.jl's elementwise functions of tensors (`sin`, `exp`, `-x`, ...): `tf.<name>`.
+elementwise = types.SimpleNamespace(**graph_ops.UNARY)
 
 #: Julia's reductions (`sum(x; dims)`, ...) as TF ops.
 REDUCTIONS: dict[str, Any] = {
@@ -111,7 +116,7 @@ def _tensor_dtype_wins(args: tuple[Any, ...]) -> tuple[Any, ...]:
     if dtype is None:
         return args
     return tuple(
-        tf.convert_to_tensor(a, dtype=dtype)
+        graph_ops.constant(a, dtype)
         if isinstance(a, (bool, int, float, complex, np.generic, np.ndarray))
         else a
         for a in args
@@ -130,7 +135,7 @@ def mul(a: Any, b: Any) -> Any:
             f"{_short(a)} and {_short(b)}; hint: give the placeholder a shape, or use .*"
         )
     if ra == 0 or rb == 0 or ra == rb == 1:
-        return a * b
+        return BINARY["*"](a, b)
     if ra == 2 and rb == 1:
         return tf.linalg.matvec(a, b)
     if ra == 1 and rb == 2:
