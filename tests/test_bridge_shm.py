@@ -84,6 +84,43 @@ def test_arrays_cross_through_shared_memory_both_ways_and_leave_nothing(tmp_path
     assert leftovers("/dev/shm", *pids) == []
 
 
+IN_PLACE = (
+    PRELUDE
+    + """
+owns = pybuiltin("eval")("lambda a: bool(a.flags.owndata)")
+println("COPIED ", owns(A), " ", D.request(D.OP_CALL | D.IN_PLACE, (owns, (A,))))
+# Ops run in the caller's thread, the host's main one: Julia functions can be called mid-run.
+sess = tf.Session(config = tf.ConfigProto(inter_op_parallelism_threads = -1))
+p = placeholder(Float64; shape = [length(A)])
+# Julia functions TensorFlow calls during the run: their answers go through Julia's outbox too,
+# the second one so big that the outbox grows (the host maps it anew) while the feed is read.
+y = tf.py_func(x -> 2 .* x, [p], tf.float64)
+z = tf.py_func(x -> vcat(x, zeros(12 << 20)), [p], tf.float64)
+read_after = @pywith tf.control_dependencies([y, z]) begin
+    [tf.identity(p), sum(p)]
+end
+r = run(sess, [y, z, read_after...], p => A)
+println("RUN ", r[1] == 2 .* A, " ", r[2][1:length(A)] == A, " ", r[3] == A, " ", r[4] ≈ sum(A))
+println("AGAIN ", run(sess, sum(p), p => A .+ 1) ≈ sum(A .+ 1), " ", echo(A) == A)
+show_pids()
+"""
+)
+
+
+def test_run_reads_feeds_in_place_and_callbacks_during_the_run_leave_them_alone(
+    tmp_path: Path,
+) -> None:
+    julia = JuliaScript(IN_PLACE, tmp_path)
+    # An IN_PLACE request's array is the outbox's own memory in the host; others are copies.
+    assert julia.expect("COPIED ") == "true false"
+    # The feed, read after Julia's callbacks answered through the outbox, is still the feed.
+    assert julia.expect("RUN ", timeout=300) == "true true true true"
+    assert julia.expect("AGAIN ") == "true true"
+    pids = [int(p) for p in julia.expect("PIDS ").split()]
+    assert julia.finish() == 0, julia.output()
+    assert leftovers("/dev/shm", *pids) == []
+
+
 FALLBACK = (
     PRELUDE
     + """
@@ -245,6 +282,26 @@ def test_an_outbox_array_is_copied_out_intact_and_an_overwritten_one_is_refused(
     assert np.array_equal(got, a)  # what was read is a copy
     box.close()
     assert os.listdir(tmp_path) == []
+
+
+def test_an_array_read_in_place_is_the_outbox_and_outlives_a_remap(tmp_path: Path) -> None:
+    box = shm.Outbox(str(tmp_path), 1)
+    inbox = shm.Inbox()
+    a = np.arange(1000.0)
+    path, offset, stamp = box.write(a, a.dtype) or ("", 0, 0)
+    inbox.in_place = True
+    view = inbox.read(a.dtype, a.shape, path, offset, stamp)
+    assert not view.flags.owndata and not view.flags.writeable
+    assert np.array_equal(view, a)
+    big = np.arange(1e6)  # the outbox grows, so the inbox maps it again
+    grown = box.write(big, big.dtype)
+    assert grown is not None
+    assert np.array_equal(inbox.read(big.dtype, big.shape, *grown), big)
+    assert np.array_equal(view, a)  # the first mapping stays while the view uses it
+    inbox.in_place = False
+    assert inbox.read(a.dtype, a.shape, path, offset, stamp).flags.owndata
+    del view
+    box.close()
 
 
 def test_shared_array_descriptions_naming_other_files_are_refused(tmp_path: Path) -> None:

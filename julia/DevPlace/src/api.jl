@@ -241,6 +241,8 @@ function feed_dict(fname, feeds::Tuple)
                           "(sess, y, Dict(x => [1.0, 2.0]))"))
 end
 
+const SEM_RUN = attribute(SEMANTICS, "run")
+
 """
     run(sess, fetches, feeds::Pair...)
     run(sess, fetches, feeds::AbstractDict)
@@ -251,7 +253,8 @@ feeds (or one Dict of them, also as TensorFlow's keyword `feed_dict=`); returns 
 `Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
 """
 Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing) =
-    semantics("run", sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict))
+    call_python(SEM_RUN, "run", (sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict)),
+                (); op = OP_CALL | IN_PLACE)  # TensorFlow reads big feeds where Julia wrote them
 
 """
     run_profile(sess, fetches, feeds...; repeat=1, feed_dict)

@@ -325,6 +325,7 @@ function exchange(h::Host, op::UInt8, args::Tuple)
     h.depth += 1
     try
         send(h, REQUEST, seq, message_parts(enc))
+        op & IN_PLACE != 0 && enc.shared && return keep_in_place(() -> wait_reply(h, seq))
         return wait_reply(h, seq)
     catch err
         # An abandoned request may still be unread: its arrays must stay as they are.

@@ -152,16 +152,17 @@ Base.propertynames(o::PyObject, private::Bool = false) =
 (o::PyObject)(args...; kwargs...) = call_python(o, nothing, args, kwargs)
 
 """
-    call_python(f, what, args::Tuple, kwargs)
+    call_python(f, what, args::Tuple, kwargs; op=OP_CALL)
 
-Call the Python callable `f`. A Julia argument that cannot travel to Python gives an
-`ArgumentError` naming `what` (the function, for messages; `nothing`: ask Python for its name),
-the argument's position or keyword, its value and type, and a hint.
+Call the Python callable `f` (`op`: `OP_CALL`, with flags such as `IN_PLACE`). A Julia argument
+that cannot travel to Python gives an `ArgumentError` naming `what` (the function, for messages;
+`nothing`: ask Python for its name), the argument's position or keyword, its value and type, and
+a hint.
 """
-function call_python(f::PyObject, what, args::Tuple, kwargs)
+function call_python(f::PyObject, what, args::Tuple, kwargs; op::UInt8 = OP_CALL)
     try
-        isempty(kwargs) && return request(OP_CALL, (f, args))
-        return request(OP_CALL, (f, args, kwargs))
+        isempty(kwargs) && return request(op, (f, args))
+        return request(op, (f, args, kwargs))
     catch err
         err isa ArgumentError || rethrow()  # only encoding throws these: nothing was sent
         throw(argument_error(err, what === nothing ? callee_name(f) : what, args, kwargs))

@@ -3,7 +3,8 @@
 # *outbox*, one file in `SHM_DIR[]` (`/dev/shm`) kept mapped and reused, so no transfer pays for
 # fresh pages (on a virtual machine a fresh tmpfs page costs more than copying it); the frame
 # carries only each array's dtype, size, path, offset and stamp. The receiver keeps the peer's
-# outbox mapped and copies each array out at once. A side writes its outbox again only after
+# outbox mapped and copies each array out at once (the host reads an `IN_PLACE` request's
+# arrays where they are, until its reply: `keep_in_place`). A side writes its outbox again only after
 # the peer sent a frame, so after it decoded the last message; the stamp written before each
 # array makes a later overwrite an error, never wrong data. A segment that cannot be made or
 # grown (no such folder, read-only, not enough space) leaves arrays to the pipe, with one line
@@ -34,6 +35,8 @@ const PROT_WRITE = Cint(2)
 const MAP_SHARED = Cint(1)
 const ESRCH = Cint(3)
 const STAMP_BYTES = 8
+# Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
+const ARRAY_ALIGN = 64
 
 """
     WireShared(T, dims, path, offset, stamp)
@@ -58,6 +61,7 @@ mutable struct Segment
     ptr::Ptr{UInt8}
     size::Int
     used::Int     # bytes of the message being encoded (outbox)
+    floor::Int    # bytes kept for `IN_PLACE` requests still waiting for their reply (outbox)
 end
 
 const OUTBOX = Ref{Union{Nothing,Segment}}(nothing)
@@ -101,7 +105,7 @@ function outbox()
                Cint(0o600))
     fd < 0 && return shm_refused("cannot create", path, Libc.errno())
     OUTBOX_COUNT[] += 1
-    OUTBOX[] = Segment(path, fd, Ptr{UInt8}(0), 0, 0)
+    OUTBOX[] = Segment(path, fd, Ptr{UInt8}(0), 0, 0, 0)
 end
 
 "Grow the outbox to hold `need` bytes: reserved first (`posix_fallocate`), as writing a mapped
@@ -126,20 +130,38 @@ end
     share_array(a, first) -> (path, offset, stamp) or nothing
 
 Copy `a` into the outbox after the arrays of the same message (`first`: the message's first),
-behind a new stamp; `nothing` when it must go through the pipe.
+and after those the host still reads in place (`keep_in_place`), behind a new stamp; `nothing`
+when it must go through the pipe.
 """
 function share_array(a::Array, first::Bool)
     box = outbox()
     box === nothing && return nothing
-    first && (box.used = 0)
-    offset = box.used + STAMP_BYTES
+    first && (box.used = box.floor)
+    offset = (box.used + STAMP_BYTES + ARRAY_ALIGN - 1) & -ARRAY_ALIGN
     need = offset + sizeof(a)
     need > box.size && grow!(box, need) === nothing && return nothing
     stamp = STAMP[] += 1
     unsafe_store!(Ptr{UInt64}(box.ptr + offset - STAMP_BYTES), stamp)
     GC.@preserve a unsafe_copyto!(box.ptr + offset, Ptr{UInt8}(pointer(a)), sizeof(a))
-    box.used = (need + 7) & ~7
+    box.used = need
     return box.path, UInt64(offset), stamp
+end
+
+"""
+    keep_in_place(f)
+
+Run `f()`, the wait for the reply to an `IN_PLACE` request whose arrays were just written:
+meanwhile the messages of callbacks and the requests they make go after those arrays.
+"""
+function keep_in_place(f)
+    box = OUTBOX[]
+    box === nothing && return f()
+    outer, box.floor = box.floor, box.used
+    try
+        return f()
+    finally
+        box.floor = outer  # a retired outbox (Ctrl-C) is gone: its successor starts at 0
+    end
 end
 
 """
@@ -218,7 +240,7 @@ function map_inbox(path::String, need::Int)
         ptr === nothing && throw(WireError(sys_message("cannot map", path, Libc.errno())))
         old = INBOX[]
         old === nothing || unmap(old)
-        return INBOX[] = Segment(path, Cint(-1), ptr, size, 0)
+        return INBOX[] = Segment(path, Cint(-1), ptr, size, 0, 0)
     finally
         ccall(:close, Cint, (Cint,), fd)
     end

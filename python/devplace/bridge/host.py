@@ -20,7 +20,7 @@ import numpy as np
 from devplace.bridge import error_text, frames, shm, wire
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
-from devplace.bridge.requests import BY_HANDLE, OPERATIONS, ByHandle, opcode_name
+from devplace.bridge.requests import BY_HANDLE, FLAGS, IN_PLACE, OPERATIONS, ByHandle, opcode_name
 from devplace.errors import Error
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
@@ -182,11 +182,15 @@ class Host:
             if len(body) < 1:
                 raise ProtocolError("request without an opcode")
             op = body[0]
-            entry = OPERATIONS.get(op & ~BY_HANDLE)
+            entry = OPERATIONS.get(op & ~FLAGS)
             if entry is None:
                 raise ProtocolError(f"unknown opcode {op}")
             name, fn = entry
-            args = wire.decode(body[1:], self)
+            self.inbox.in_place = bool(op & IN_PLACE)
+            try:
+                args = wire.decode(body[1:], self)
+            finally:
+                self.inbox.in_place = False
             if type(args) is not tuple:
                 raise ProtocolError(f"{name}: arguments must be a tuple, got {type(args).__name__}")
             result = self._stats() if fn is None else self._run(fn, args)

@@ -2,7 +2,8 @@
 
 The opcodes come from `opcodes.tsv` (shared with DevPlace.jl). Each operation takes the decoded
 argument tuple and returns a Python value; the host encodes it (by value where possible, else as
-a handle). Opcode | 0x80 asks for the result as a handle.
+a handle). Opcode | 0x80 asks for the result as a handle; opcode | 0x40 lets the operation read
+the request's shared arrays in place (`IN_PLACE`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,23 @@ from typing import Any
 
 from devplace.bridge.callbacks import JuliaError
 
-__all__ = ["BY_HANDLE", "CODES", "OPCODES", "OPERATIONS", "ByHandle", "opcode_name", "read_opcodes"]
+__all__ = [
+    "BY_HANDLE",
+    "CODES",
+    "IN_PLACE",
+    "OPCODES",
+    "OPERATIONS",
+    "ByHandle",
+    "opcode_name",
+    "read_opcodes",
+]
 
 BY_HANDLE = 0x80
+#: The request's shared arrays are read where Julia wrote them, not copied out: Julia keeps them
+#: there until the reply. Only for requests whose operation keeps no reference to its arguments
+#: (DevPlace.jl's `run`: TensorFlow reads the feeds during the run).
+IN_PLACE = 0x40
+FLAGS = BY_HANDLE | IN_PLACE
 
 
 class ByHandle:
@@ -149,5 +164,5 @@ CODES: dict[str, int] = {name: op for op, name in OPCODES.items()}
 
 def opcode_name(op: int) -> str:
     """A readable name for an opcode (for error messages)."""
-    entry = OPERATIONS.get(op & ~BY_HANDLE)
+    entry = OPERATIONS.get(op & ~FLAGS)
     return entry[0] if entry else f"unknown opcode {op}"

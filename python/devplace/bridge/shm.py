@@ -27,6 +27,8 @@ __all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
 
 PREFIX = "devplace-"
 _STAMP = struct.Struct("<Q")
+#: Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
+ALIGN = 64
 
 
 class SegmentError(Error, ValueError):
@@ -55,7 +57,7 @@ class Outbox:
         arrays; its (path, offset, stamp), or None (said once why) to send it by value."""
         if self.min_bytes <= 0 or a.nbytes < self.min_bytes:
             return None
-        offset = self._used + _STAMP.size
+        offset = -(-(self._used + _STAMP.size) // ALIGN) * ALIGN
         need = offset + a.nbytes
         if (self._map is None or need > len(self._map)) and not self._grow(need):
             return None
@@ -67,7 +69,7 @@ class Outbox:
         )
         dest[...] = a  # the one copy, whatever `a`'s layout
         del dest
-        self._used = (need + 7) & ~7
+        self._used = need
         return self.path, offset, self._stamp
 
     def _grow(self, need: int) -> bool:
@@ -120,16 +122,19 @@ class Outbox:
 
 
 class Inbox:
-    """The peer's outbox, mapped once (again when it grew or changed); arrays are copied out."""
+    """The peer's outbox, mapped once (again when it grew or changed); arrays are copied out,
+    or, while `in_place` is set (a request Julia sent with `IN_PLACE`), read where they are."""
 
     def __init__(self) -> None:
         self.path = ""
+        self.in_place = False
         self._map: mmap.mmap | None = None
 
     def read(
         self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
     ) -> np.ndarray[Any, Any]:
-        """A copy of the array at `offset` of `path`, checked against its `stamp`."""
+        """A copy of the array at `offset` of `path`, checked against its `stamp`; with
+        `in_place`, a read-only view of it instead (valid until the request's reply)."""
         if not os.path.basename(path).startswith(PREFIX):
             raise SegmentError(f"shared array path {path} is not a devplace segment")
         nbytes = dtype.itemsize * int(np.prod(shape, dtype=object))
@@ -141,7 +146,10 @@ class Inbox:
         assert m is not None
         if _STAMP.unpack_from(m, offset - _STAMP.size)[0] != stamp:
             raise SegmentError(f"shared array in {path} was overwritten before it was read")
-        out = np.ndarray(shape, dtype, buffer=m, offset=offset, order="F").copy(order="F")
+        out = np.ndarray(shape, dtype, buffer=m, offset=offset, order="F")
+        if self.in_place:
+            return out
+        out = out.copy(order="F")
         if _STAMP.unpack_from(m, offset - _STAMP.size)[0] != stamp:
             raise SegmentError(f"shared array in {path} was overwritten while it was read")
         return out
@@ -158,6 +166,6 @@ class Inbox:
             new = mmap.mmap(fd, size, prot=mmap.PROT_READ)
         finally:
             os.close(fd)
-        if self._map is not None:
-            self._map.close()
+        # The old mapping is not closed but dropped: an array read in place keeps it (numpy
+        # holds the mmap as its base), and it is unmapped when the last such array goes.
         self._map, self.path = new, path
