@@ -5,7 +5,8 @@
 # `reshape(x, m, n)` and `vec` are column-major and `reshape(x, (m, n))` row-major (ADCME),
 # indices (numbers, ranges, vectors, masks and tensors) start at 1, ranges include their end and
 # nothing out of range is clamped. Each operation is one request; the rules live in
-# python/devplace/bridge/julia_semantics.py.
+# python/devplace/bridge/julia_semantics.py, and elementwise ops and constants are made straight
+# into the graph by python/devplace/bridge/graph_ops.py.
 
 import Statistics
 
