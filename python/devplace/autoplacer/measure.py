@@ -1,8 +1,11 @@
 """What servers cost, timed on them: the link between two tasks, and each task's constants.
 
-Everything here is measured as the CPU <-> GPU link was (`fit_crossings`): the same chain of
-ops timed two ways, the difference divided by what differs. `measure_link` alternates a chain
-between two tasks (every hop a gRPC transfer) against the chain on one task; `measure_servers`
+Everything here is measured as the CPU <-> GPU link was (`fit_crossings`): the same graph
+timed two ways, the difference divided by what differs. `measure_crossings` (the link autoplace
+uses) times both tasks busy with a chain of matmuls while tensors cross both ways against the
+same step with none crossing: what a transfer costs the cores of two busy tasks, where a split
+pays for it. `measure_link` alternates a chain between two tasks (every hop a gRPC transfer)
+against the chain on one task: a transfer's latency between idle tasks. `measure_servers`
 times steps involving 1..K tasks (the master's fixed work per task) and, per task, several
 independent chains at once against one (how many ops its inter-op pool runs at once).
 Results feed `CostModel.from_profiles(..., task_links=..., task_threads=..., task_step_us=...)`.
@@ -31,8 +34,10 @@ from devplace.devices import parse_device
 __all__ = [
     "DEFAULT_LINK_SIZES",
     "ServerConstants",
+    "busy_crossing_records",
     "link_records",
     "master_task",
+    "measure_crossings",
     "measure_link",
     "measure_servers",
     "same_host",
@@ -145,6 +150,95 @@ def measure_link(
     return fit_link(*crossing_costs(records), name=f"{_task(a)}<->{_task(b)}")
 
 
+def _busy_pair(a: str, b: str, nbytes: int, crossings: int, layers: int, n: int) -> tuple[Any, Any]:
+    """Tasks `a` and `b` each busy with a chain of `layers` n x n matmuls, while `crossings`
+    float32 tensors of `nbytes` each go from `a` to `b` and as many from `b` to `a`, all
+    ready at the step's start; returns (graph, fetch)."""
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        outs: dict[str, list[Any]] = {a: [], b: []}
+        for task in (a, b):
+            with tf.device(f"{task}/device:CPU:0"):
+                h, w = tf.fill([n, n], 1e-3), tf.fill([n, n], 1e-3)
+                for _ in range(layers):
+                    h = tf.tanh(tf.matmul(h, w))
+                outs[task].append(tf.reduce_sum(h))
+        for src, dst in ((a, b), (b, a)):
+            for _ in range(crossings):
+                with tf.device(f"{src}/device:CPU:0"):
+                    x = tf.fill([max(1, nbytes // 4)], 1.0) * 1.0001
+                with tf.device(f"{dst}/device:CPU:0"):
+                    outs[dst].append(x[0])  # the whole tensor crosses, one element is used
+        with tf.device(f"{b}/device:CPU:0"):
+            yb = tf.add_n(outs[b])
+        with tf.device(f"{a}/device:CPU:0"):
+            y = tf.add_n(outs[a]) + yb
+    return graph, y
+
+
+def busy_crossing_records(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    crossings: int = 4,
+    runs: int = 15,
+    rounds: int = 3,
+    layers: int = 8,
+    n: int = 256,
+) -> list[dict[str, float]]:
+    """Steps of two busy tasks with `crossings` tensors crossing each way per size, against
+    the same step with none: records as `crossing_costs` reads them (a crossing there is one
+    tensor each way: what each task pays per tensor it sends plus per tensor it receives).
+    Each time is the median of `rounds` interleaved rounds after one discarded."""
+    target = _target(sess)
+    a, b = _task(a), _task(b)
+    if a == b or crossings < 1:
+        raise AutoPlacementError(
+            f"measure_crossings needs two different tasks and crossings >= 1, got {a!r}, {b!r}, "
+            f"crossings={crossings!r}"
+        )
+    cases = [(4, 0), *((int(size), crossings) for size in sizes)]
+    graphs = [_busy_pair(a, b, size, k, layers, n) for size, k in cases]
+    timed = [[_median_step(target, *g, runs) for g in graphs] for _ in range(rounds + 1)]
+    medians = np.median(timed[1:], axis=0)
+    return [
+        {
+            "bytes": float(size),
+            "same_chain_us": float(medians[0]),
+            "cross_chain_us": float(step),
+            "crossings": float(crossings),
+        }
+        for (size, _), step in zip(cases[1:], medians[1:], strict=True)
+    ]
+
+
+def measure_crossings(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    crossings: int = 4,
+    runs: int = 15,
+    rounds: int = 3,
+) -> Link:
+    """The link between tasks `a` and `b` as transfers cost two busy tasks, timed in steps.
+
+    Both tasks run a chain of matmuls while `crossings` float32 tensors of each of `sizes`
+    bytes go each way (`busy_crossing_records`); a crossing costs the step's growth over the
+    crossings, and `fit_link` fits alpha + beta * bytes to those costs. Each task's core
+    serializes, decodes and copies every tensor it sends or receives besides its ops, so this
+    is the CPU a crossing takes (sender and receiver together), which a chain of transfers
+    between idle tasks (`measure_link`) does not show: there the two ends' work overlaps. The
+    cost model books it on both tasks' cores (`CostModel.task_send_share`).
+    """
+    records = busy_crossing_records(sess, a, b, sizes, crossings, runs, rounds)
+    name = f"crossings between busy {_task(a)}<->{_task(b)}"
+    return fit_link(*crossing_costs(records), name=name)
+
+
 def same_host(sess: Any, a: str, b: str) -> bool:
     """True when tasks `a` and `b` of `sess`'s cluster listen on one host (their spec's
     addresses name the same host); unknown (no spec on the session): True."""
@@ -162,9 +256,10 @@ def same_host(sess: Any, a: str, b: str) -> bool:
 def task_links(
     sess: Any, tasks: Sequence[str], measure: Callable[[str, str], Link] | None = None
 ) -> dict[tuple[str, str], Link]:
-    """A link per pair of `tasks`: pairs on one host share one measurement (the same-host
-    link), pairs on two hosts are measured per pair of hosts."""
-    measure = measure or (lambda a, b: measure_link(sess, a, b))
+    """A link per pair of `tasks` (`measure`, default `measure_crossings`): pairs on one host
+    share one measurement (the same-host link), pairs on two hosts are measured per pair of
+    hosts."""
+    measure = measure or (lambda a, b: measure_crossings(sess, a, b))
     found: dict[tuple[str, str], Link] = {}
     by_class: dict[Any, Link] = {}
     names = sorted({_task(t) for t in tasks})
