@@ -81,6 +81,20 @@ def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
         return step_time_us(sess, fetch, None, runs)
 
 
+def _two_tasks(
+    sess: Any, a: str, b: str, what: str, needs: str, given: str, ok: bool
+) -> tuple[str, str, str]:
+    """`sess`'s target and the tasks of `a` and `b`, or an AutoPlacementError saying that
+    `what` needs two different tasks and `needs` (`ok`: the latter holds; `given` shows it)."""
+    target = _target(sess)
+    a, b = _task(a), _task(b)
+    if a == b or not ok:
+        raise AutoPlacementError(
+            f"{what} needs two different tasks and {needs}, got {a!r}, {b!r}, {given}"
+        )
+    return target, a, b
+
+
 def _chain(a: str, b: str, nbytes: int, hops: int, cross: bool) -> tuple[Any, Any]:
     """A chain of `hops` multiplies of a float32 tensor of `nbytes` on task `a`, every other
     one on task `b` when `cross` (so `hops` crossings); returns (graph, fetch)."""
@@ -108,13 +122,15 @@ def link_records(
 ) -> list[dict[str, float]]:
     """Chains between tasks `a` and `b` timed with and without crossings, per size: records
     as `crossing_costs` and `fit_crossings` read them."""
-    target = _target(sess)
-    a, b = _task(a), _task(b)
-    if a == b or hops < 2 or hops % 2:
-        raise AutoPlacementError(
-            f"measure_link needs two different tasks and an even hops >= 2, got {a!r}, {b!r}, "
-            f"hops={hops!r}"
-        )
+    target, a, b = _two_tasks(
+        sess,
+        a,
+        b,
+        "measure_link",
+        "an even hops >= 2",
+        f"hops={hops!r}",
+        hops >= 2 and hops % 2 == 0,
+    )
     records = []
     for nbytes in sizes:
         same, cross = (
@@ -193,13 +209,15 @@ def busy_crossing_records(
     the same step with none: records as `crossing_costs` reads them (a crossing there is one
     tensor each way: what each task pays per tensor it sends plus per tensor it receives).
     Each time is the median of `rounds` interleaved rounds after one discarded."""
-    target = _target(sess)
-    a, b = _task(a), _task(b)
-    if a == b or crossings < 1:
-        raise AutoPlacementError(
-            f"measure_crossings needs two different tasks and crossings >= 1, got {a!r}, {b!r}, "
-            f"crossings={crossings!r}"
-        )
+    target, a, b = _two_tasks(
+        sess,
+        a,
+        b,
+        "measure_crossings",
+        "crossings >= 1",
+        f"crossings={crossings!r}",
+        crossings >= 1,
+    )
     cases = [(4, 0), *((int(size), crossings) for size in sizes)]
     graphs = [_busy_pair(a, b, size, k, layers, n) for size, k in cases]
     timed = [[_median_step(target, *g, runs) for g in graphs] for _ in range(rounds + 1)]
