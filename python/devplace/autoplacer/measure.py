@@ -394,10 +394,11 @@ def measure_servers(
     slope), each the median of `rounds` interleaved rounds after one round discarded (a
     fresh server's first steps are slow), and a step on the second task alone the master's
     task's own share of the base; per task, `chains` independent chains of matmuls against
-    one, each less a step's fixed cost, how many ops it runs at once (rounded,
-    1..`chains`); from traced steps, how late the other tasks' partitions start
-    (`ServerConstants.remote_start_us`). The executor's cost per op is not measured here:
-    each profile is calibrated against its own untraced step (`autoplacer.calibration`)."""
+    one (medians of `rounds` interleaved rounds), each less a step's fixed cost, how many ops
+    it runs at once (rounded, 1..`chains`); from traced steps, how late the other tasks'
+    partitions start (`ServerConstants.remote_start_us`). The executor's cost per op is not
+    measured here: each profile is calibrated against its own untraced step
+    (`autoplacer.calibration`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
     ks = list(range(1, len(names) + 1))
@@ -413,8 +414,12 @@ def measure_servers(
     own = min(max(steps[0] + slope - medians[-1], 0.0), steps[0]) if len(ks) > 1 else 0.0
     threads = {}
     for task in names:
-        one = _parallel_chains(target, task, 1, runs) - steps[0]
-        many = _parallel_chains(target, task, chains, runs) - steps[0]
+        # one chain against `chains`, in interleaved rounds too: timed once each, a burst of
+        # load can make a one-core task look like two threads (seen on 2026-11-27)
+        pairs = [
+            [_parallel_chains(target, task, c, runs) for c in (1, chains)] for _ in range(rounds)
+        ]
+        one, many = np.median(pairs, axis=0) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
     return ServerConstants(
         base_us=float(steps[0]),
