@@ -20,8 +20,17 @@ from devplace.autoplacer import (
     profile_devices,
     simulate,
 )
-from devplace.autoplacer.cost import task_pair
-from devplace.autoplacer.measure import master_task, measure_link, measure_servers, same_host
+from devplace.autoplacer.cost import crossing_costs, task_pair
+from devplace.autoplacer.measure import (
+    _busy_pair,
+    busy_crossing_records,
+    master_task,
+    measure_crossings,
+    measure_link,
+    measure_servers,
+    same_host,
+    task_links,
+)
 from devplace.autoplacer.tf_graph import problem_from_graph
 
 tf = dp.tf
@@ -113,6 +122,96 @@ def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):
     problem, ops = problem_from_graph(y, DEVICES, cost, graph=sess.graph)
     x = [op.name for op in ops].index("x")  # fed on the master's task: crossing to task 1
     assert problem.compute[x, 1] == pytest.approx(problem.compute[x, 0] + link.time(8 * 16 * 4))
+
+
+def test_the_busy_pair_computes_both_chains_while_tensors_cross_both_ways(cluster):
+    """The graph `measure_crossings` times: each task runs its own matmul chain, and each
+    crossing tensor is made on one task and read on the other (RunMetadata), its value the
+    numpy one."""
+    graph, y = _busy_pair(T0, T1, nbytes=4096, crossings=3, layers=2, n=8)
+    with dp.Session(target=cluster.target(), graph=graph, optimize=False) as sess:
+        meta = tf.RunMetadata()
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        got = sess.run(y, options=options, run_metadata=meta)
+    h = np.full((8, 8), 1e-3, np.float32)
+    for _ in range(2):
+        h = np.tanh(h @ np.full((8, 8), 1e-3, np.float32))
+    assert got == pytest.approx(2 * h.sum() + 2 * 3 * 1.0001, rel=1e-5)
+    ran: dict[str, set[str]] = {}
+    for dev in meta.step_stats.dev_stats:
+        task = "task:1" if "task:1" in dev.device else "task:0"
+        for node in dev.node_stats:
+            ran.setdefault(node.node_name, set()).add(task)
+    matmuls = [name for name in ran if name.startswith("MatMul")]
+    assert len(matmuls) == 4 and {t for m in matmuls for t in ran[m]} == {"task:0", "task:1"}
+    by_name = {op.name: op for op in graph.get_operations()}
+    crossing = [
+        op
+        for op in graph.get_operations()
+        if op.type == "StridedSlice" and op.inputs[0].op.device != op.device
+    ]
+    assert len(crossing) == 6  # three each way, each reading a tensor of the other task
+    assert {T0 in op.device for op in crossing} == {True, False}
+    assert all(by_name[op.inputs[0].op.name].outputs[0].shape == (1024,) for op in crossing)
+
+
+def test_measure_crossings_prices_a_crossing_by_the_growth_of_a_busy_step(session):
+    """Records: the busy step with no crossing, and per size with `crossings` each way; the
+    link is fitted to the growth per crossing. autoplace's links are measured this way."""
+    sess, _, _ = session
+    records = busy_crossing_records(sess, T0, T1, sizes=(4, 65536), crossings=2, runs=3, rounds=1)
+    assert [r["bytes"] for r in records] == [4.0, 65536.0]
+    assert all(r["crossings"] == 2 and r["same_chain_us"] > 0 for r in records)
+    assert len({r["same_chain_us"] for r in records}) == 1  # one step without crossings
+    link = measure_crossings(sess, T0, T1, sizes=(4, 65536), crossings=2, runs=3, rounds=1)
+    assert link.name == f"crossings between busy {T0}<->{T1}"
+    assert link.alpha >= 0 and link.beta >= 0
+    found = task_links(sess, [T0, T1])
+    assert found[task_pair(T0, T1)].name == link.name
+    with pytest.raises(AutoPlacementError, match="two different tasks and crossings >= 1"):
+        measure_crossings(sess, T0, T1, crossings=0)
+    sizes, costs = crossing_costs(records)
+    assert sizes == [4.0, 65536.0] and all(c >= 0 for c in costs)
+
+
+def test_a_busy_step_grows_by_the_link_time_per_crossing_each_way():
+    """What `measure_crossings` measures is what the model books: two one-thread tasks each
+    busy with a 1000 µs op, k tensors crossing each way; every crossing's link time is work of
+    the sender (half) and the receiver (half), so each task pays one link time per pair of
+    crossings and the step grows by k link times (the link of the fit reproduces the
+    measurement it came from)."""
+    link = Link("busy", alpha=100.0, beta=1e-3)
+
+    def busy_pair(k: int, nbytes: float) -> Problem:
+        # ops: chain0, chain1, then k sources on each task, then k readers on the other
+        n = 2 + 4 * k
+        hosts = ["/job:w/task:0", "/job:w/task:1"]
+        devices = [ProblemDevice(f"d{i}", "cpu", host=h) for i, h in enumerate(hosts)]
+        compute = np.zeros((n, 2))
+        compute[:2] = 1000.0
+        edges = [(2 + i, 2 + 2 * k + i) for i in range(2 * k)]
+        xfer = np.zeros(n)
+        xfer[2 : 2 + 2 * k] = nbytes
+        off = 1 - np.eye(2)
+        return Problem(
+            names=[f"op{i}" for i in range(n)],
+            devices=devices,
+            compute=compute,
+            edges=edges,
+            xfer=xfer,
+            link_alpha=off * link.alpha,
+            link_beta=off * link.beta,
+            memory=np.zeros(n),
+        )
+
+    def step(k: int, nbytes: float) -> float:
+        # chain0 and the sources to task 1 on task 0, chain1 and the other sources on task 1
+        a = [0, 1, *([0] * k), *([1] * k), *([1] * k), *([0] * k)]
+        return simulate(busy_pair(k, nbytes), a).makespan
+
+    for nbytes in (4.0, 65536.0):
+        for k in (1, 4):
+            assert step(k, nbytes) - step(0, nbytes) == pytest.approx(k * link.time(nbytes))
 
 
 def test_measure_servers_gives_each_task_its_threads(session):

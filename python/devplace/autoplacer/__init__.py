@@ -18,7 +18,7 @@ from devplace.autoplacer.cost import (
     fit_link,
 )
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, ProblemDevice
-from devplace.autoplacer.measure import measure_link, measure_servers
+from devplace.autoplacer.measure import measure_crossings, measure_link, measure_servers
 from devplace.autoplacer.placers import PLACERS, Placer
 from devplace.autoplacer.profiles import profile_devices
 from devplace.autoplacer.simulator import Schedule, simulate
@@ -43,6 +43,7 @@ __all__ = [
     "autoplace",
     "fit_crossings",
     "fit_link",
+    "measure_crossings",
     "measure_link",
     "measure_servers",
     "place",

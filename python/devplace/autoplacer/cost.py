@@ -354,7 +354,7 @@ class CostModel:
     one time per op (a `dp.run_profile` result or a static estimate) is scaled by `speeds`.
 
     Servers (devices named `/job:J/task:T/...`): `task_links` maps a pair of tasks (`task_pair`)
-    to the link between them (`measure_link`), `task_link` serves the pairs it lacks (None: the
+    to the link between them (`measure_crossings`), `task_link` serves the pairs it lacks (None: the
     kind rules above); `task_threads` gives each task's inter-op pool (its cores): the task's
     CPU devices share that many threads; `step_us` is what a step costs on the master's task
     alone, and `task_step_us` the master's work per other task a step involves (added once
@@ -420,7 +420,7 @@ class CostModel:
         the short kernels of these graphs, and carry tracing overhead that 4 concurrent
         launches offset); transfers share one channel, holding it for the link's alpha only
         (`dma_copies`). For servers pass their measurements through `kw`: `task_links`
-        (`measure_link` per pair of tasks), `task_threads`, `task_step_us`, `step_us`,
+        (`measure_crossings` per pair of tasks), `task_threads`, `task_step_us`, `step_us`,
         `master_task_us`, `remote_start_us` and `op_overhead_us` (`measure_servers`), `master`.
         """
         options: dict[str, Any] = {

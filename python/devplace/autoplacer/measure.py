@@ -1,8 +1,11 @@
 """What servers cost, timed on them: the link between two tasks, and each task's constants.
 
-Everything here is measured as the CPU <-> GPU link was (`fit_crossings`): the same chain of
-ops timed two ways, the difference divided by what differs. `measure_link` alternates a chain
-between two tasks (every hop a gRPC transfer) against the chain on one task; `measure_servers`
+Everything here is measured as the CPU <-> GPU link was (`fit_crossings`): the same graph
+timed two ways, the difference divided by what differs. `measure_crossings` (the link autoplace
+uses) times both tasks busy with a chain of matmuls while tensors cross both ways against the
+same step with none crossing: what a transfer costs the cores of two busy tasks, where a split
+pays for it. `measure_link` alternates a chain between two tasks (every hop a gRPC transfer)
+against the chain on one task: a transfer's latency between idle tasks. `measure_servers`
 times steps involving 1..K tasks (the master's fixed work per task) and, per task, several
 independent chains at once against one (how many ops its inter-op pool runs at once).
 Results feed `CostModel.from_profiles(..., task_links=..., task_threads=..., task_step_us=...)`.
@@ -31,8 +34,10 @@ from devplace.devices import parse_device
 __all__ = [
     "DEFAULT_LINK_SIZES",
     "ServerConstants",
+    "busy_crossing_records",
     "link_records",
     "master_task",
+    "measure_crossings",
     "measure_link",
     "measure_servers",
     "same_host",
@@ -76,6 +81,20 @@ def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
         return step_time_us(sess, fetch, None, runs)
 
 
+def _two_tasks(
+    sess: Any, a: str, b: str, what: str, needs: str, given: str, ok: bool
+) -> tuple[str, str, str]:
+    """`sess`'s target and the tasks of `a` and `b`, or an AutoPlacementError saying that
+    `what` needs two different tasks and `needs` (`ok`: the latter holds; `given` shows it)."""
+    target = _target(sess)
+    a, b = _task(a), _task(b)
+    if a == b or not ok:
+        raise AutoPlacementError(
+            f"{what} needs two different tasks and {needs}, got {a!r}, {b!r}, {given}"
+        )
+    return target, a, b
+
+
 def _chain(a: str, b: str, nbytes: int, hops: int, cross: bool) -> tuple[Any, Any]:
     """A chain of `hops` multiplies of a float32 tensor of `nbytes` on task `a`, every other
     one on task `b` when `cross` (so `hops` crossings); returns (graph, fetch)."""
@@ -103,13 +122,15 @@ def link_records(
 ) -> list[dict[str, float]]:
     """Chains between tasks `a` and `b` timed with and without crossings, per size: records
     as `crossing_costs` and `fit_crossings` read them."""
-    target = _target(sess)
-    a, b = _task(a), _task(b)
-    if a == b or hops < 2 or hops % 2:
-        raise AutoPlacementError(
-            f"measure_link needs two different tasks and an even hops >= 2, got {a!r}, {b!r}, "
-            f"hops={hops!r}"
-        )
+    target, a, b = _two_tasks(
+        sess,
+        a,
+        b,
+        "measure_link",
+        "an even hops >= 2",
+        f"hops={hops!r}",
+        hops >= 2 and hops % 2 == 0,
+    )
     records = []
     for nbytes in sizes:
         same, cross = (
@@ -145,6 +166,97 @@ def measure_link(
     return fit_link(*crossing_costs(records), name=f"{_task(a)}<->{_task(b)}")
 
 
+def _busy_pair(a: str, b: str, nbytes: int, crossings: int, layers: int, n: int) -> tuple[Any, Any]:
+    """Tasks `a` and `b` each busy with a chain of `layers` n x n matmuls, while `crossings`
+    float32 tensors of `nbytes` each go from `a` to `b` and as many from `b` to `a`, all
+    ready at the step's start; returns (graph, fetch)."""
+    from devplace._tf import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        outs: dict[str, list[Any]] = {a: [], b: []}
+        for task in (a, b):
+            with tf.device(f"{task}/device:CPU:0"):
+                h, w = tf.fill([n, n], 1e-3), tf.fill([n, n], 1e-3)
+                for _ in range(layers):
+                    h = tf.tanh(tf.matmul(h, w))
+                outs[task].append(tf.reduce_sum(h))
+        for src, dst in ((a, b), (b, a)):
+            for _ in range(crossings):
+                with tf.device(f"{src}/device:CPU:0"):
+                    x = tf.fill([max(1, nbytes // 4)], 1.0) * 1.0001
+                with tf.device(f"{dst}/device:CPU:0"):
+                    outs[dst].append(x[0])  # the whole tensor crosses, one element is used
+        with tf.device(f"{b}/device:CPU:0"):
+            yb = tf.add_n(outs[b])
+        with tf.device(f"{a}/device:CPU:0"):
+            y = tf.add_n(outs[a]) + yb
+    return graph, y
+
+
+def busy_crossing_records(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    crossings: int = 4,
+    runs: int = 15,
+    rounds: int = 3,
+    layers: int = 8,
+    n: int = 256,
+) -> list[dict[str, float]]:
+    """Steps of two busy tasks with `crossings` tensors crossing each way per size, against
+    the same step with none: records as `crossing_costs` reads them (a crossing there is one
+    tensor each way: what each task pays per tensor it sends plus per tensor it receives).
+    Each time is the median of `rounds` interleaved rounds after one discarded."""
+    target, a, b = _two_tasks(
+        sess,
+        a,
+        b,
+        "measure_crossings",
+        "crossings >= 1",
+        f"crossings={crossings!r}",
+        crossings >= 1,
+    )
+    cases = [(4, 0), *((int(size), crossings) for size in sizes)]
+    graphs = [_busy_pair(a, b, size, k, layers, n) for size, k in cases]
+    timed = [[_median_step(target, *g, runs) for g in graphs] for _ in range(rounds + 1)]
+    medians = np.median(timed[1:], axis=0)
+    return [
+        {
+            "bytes": float(size),
+            "same_chain_us": float(medians[0]),
+            "cross_chain_us": float(step),
+            "crossings": float(crossings),
+        }
+        for (size, _), step in zip(cases[1:], medians[1:], strict=True)
+    ]
+
+
+def measure_crossings(
+    sess: Any,
+    a: str,
+    b: str,
+    sizes: Sequence[int] = DEFAULT_LINK_SIZES,
+    crossings: int = 4,
+    runs: int = 15,
+    rounds: int = 3,
+) -> Link:
+    """The link between tasks `a` and `b` as transfers cost two busy tasks, timed in steps.
+
+    Both tasks run a chain of matmuls while `crossings` float32 tensors of each of `sizes`
+    bytes go each way (`busy_crossing_records`); a crossing costs the step's growth over the
+    crossings, and `fit_link` fits alpha + beta * bytes to those costs. Each task's core
+    serializes, decodes and copies every tensor it sends or receives besides its ops, so this
+    is the CPU a crossing takes (sender and receiver together), which a chain of transfers
+    between idle tasks (`measure_link`) does not show: there the two ends' work overlaps. The
+    cost model books it on both tasks' cores (`CostModel.task_send_share`).
+    """
+    records = busy_crossing_records(sess, a, b, sizes, crossings, runs, rounds)
+    name = f"crossings between busy {_task(a)}<->{_task(b)}"
+    return fit_link(*crossing_costs(records), name=name)
+
+
 def same_host(sess: Any, a: str, b: str) -> bool:
     """True when tasks `a` and `b` of `sess`'s cluster listen on one host (their spec's
     addresses name the same host); unknown (no spec on the session): True."""
@@ -162,9 +274,10 @@ def same_host(sess: Any, a: str, b: str) -> bool:
 def task_links(
     sess: Any, tasks: Sequence[str], measure: Callable[[str, str], Link] | None = None
 ) -> dict[tuple[str, str], Link]:
-    """A link per pair of `tasks`: pairs on one host share one measurement (the same-host
-    link), pairs on two hosts are measured per pair of hosts."""
-    measure = measure or (lambda a, b: measure_link(sess, a, b))
+    """A link per pair of `tasks` (`measure`, default `measure_crossings`): pairs on one host
+    share one measurement (the same-host link), pairs on two hosts are measured per pair of
+    hosts."""
+    measure = measure or (lambda a, b: measure_crossings(sess, a, b))
     found: dict[tuple[str, str], Link] = {}
     by_class: dict[Any, Link] = {}
     names = sorted({_task(t) for t in tasks})
@@ -281,10 +394,11 @@ def measure_servers(
     slope), each the median of `rounds` interleaved rounds after one round discarded (a
     fresh server's first steps are slow), and a step on the second task alone the master's
     task's own share of the base; per task, `chains` independent chains of matmuls against
-    one, each less a step's fixed cost, how many ops it runs at once (rounded,
-    1..`chains`); from traced steps, how late the other tasks' partitions start
-    (`ServerConstants.remote_start_us`). The executor's cost per op is not measured here:
-    each profile is calibrated against its own untraced step (`autoplacer.calibration`)."""
+    one (medians of `rounds` interleaved rounds), each less a step's fixed cost, how many ops
+    it runs at once (rounded, 1..`chains`); from traced steps, how late the other tasks'
+    partitions start (`ServerConstants.remote_start_us`). The executor's cost per op is not
+    measured here: each profile is calibrated against its own untraced step
+    (`autoplacer.calibration`)."""
     target = _target(sess)
     names = list(dict.fromkeys(_task(t) for t in tasks))
     ks = list(range(1, len(names) + 1))
@@ -300,8 +414,12 @@ def measure_servers(
     own = min(max(steps[0] + slope - medians[-1], 0.0), steps[0]) if len(ks) > 1 else 0.0
     threads = {}
     for task in names:
-        one = _parallel_chains(target, task, 1, runs) - steps[0]
-        many = _parallel_chains(target, task, chains, runs) - steps[0]
+        # one chain against `chains`, in interleaved rounds too: timed once each, a burst of
+        # load can make a one-core task look like two threads (seen on 2026-11-27)
+        pairs = [
+            [_parallel_chains(target, task, c, runs) for c in (1, chains)] for _ in range(rounds)
+        ]
+        one, many = np.median(pairs, axis=0) - steps[0]
         threads[task] = int(min(chains, max(1, round(chains * one / max(many, 1e-9)))))
     return ServerConstants(
         base_us=float(steps[0]),
