@@ -31,6 +31,7 @@ from devplace.autoplacer.measure import (
     same_host,
     task_links,
 )
+from devplace.autoplacer.profiles import pool_equal_tasks
 from devplace.autoplacer.tf_graph import problem_from_graph
 
 tf = dp.tf
@@ -106,6 +107,41 @@ def test_autoplace_with_a_session_profiles_its_tasks_once_and_caches(session):
     again = autoplace([y], DEVICES, session=sess, feed=feed, strategy="heft")
     assert again.notes[0] == f"used the profiles of {', '.join(DEVICES)} cached for this graph"
     assert again.devices == first.devices
+
+
+def _noisy_tasks(step1: float, noise: float) -> DeviceProfiles:
+    """Profiles of two tasks whose op times differ by +-`noise`, task 1's single step `step1`."""
+    ops = {f"op{i}": {"us": 100.0 + 10 * i, "type": "MatMul"} for i in range(6)}
+    other = {
+        k: {**e, "us": e["us"] * (1 + (noise if i % 2 else -noise))}
+        for i, (k, e) in enumerate(ops.items())
+    }
+    other["soft"] = {"us": 5.0, "type": "PyFunc", "device": f"{T1}/device:CPU:0"}
+    ops["soft"] = {"us": 9.0, "type": "PyFunc", "device": f"{T0}/device:CPU:0"}
+    return DeviceProfiles(
+        {DEVICES[0]: ops, DEVICES[1]: other}, steps={DEVICES[0]: 1000.0, DEVICES[1]: step1}
+    )
+
+
+def test_equal_tasks_pool_their_profiles_so_noise_cannot_pick_a_split():
+    profiles = _noisy_tasks(1040.0, 0.15)
+    pooled, notes = pool_equal_tasks(profiles, {T0: 1, T1: 1})
+    a, b = (pooled.profiles[d] for d in DEVICES)
+    for i in range(6):  # each op: the mean of both tasks' times, the same on both
+        op = f"op{i}"
+        mean = (
+            profiles.profiles[DEVICES[0]][op]["us"] + profiles.profiles[DEVICES[1]][op]["us"]
+        ) / 2
+        assert a[op]["us"] == b[op]["us"] == pytest.approx(mean)
+        assert a[op]["type"] == "MatMul"
+    assert (a["soft"]["us"], b["soft"]["us"]) == (9.0, 5.0)  # ran elsewhere on each: kept
+    assert pooled.steps == profiles.steps  # each task still calibrates with its own step
+    assert len(notes) == 1 and "within 4%" in notes[0] and T1 in notes[0]
+    # Unequal tasks keep their own: steps 30% apart, or another number of threads.
+    for threads, step1 in (({T0: 1, T1: 1}, 1300.0), ({T0: 1, T1: 2}, 1040.0)):
+        unequal = _noisy_tasks(step1, 0.15)
+        kept, notes = pool_equal_tasks(unequal, threads)
+        assert kept.profiles == unequal.profiles and notes == []
 
 
 def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):

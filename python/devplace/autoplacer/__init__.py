@@ -20,7 +20,7 @@ from devplace.autoplacer.cost import (
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, ProblemDevice
 from devplace.autoplacer.measure import measure_crossings, measure_link, measure_servers
 from devplace.autoplacer.placers import PLACERS, Placer
-from devplace.autoplacer.profiles import profile_devices
+from devplace.autoplacer.profiles import pool_equal_tasks, profile_devices
 from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import STRATEGIES, place
 
@@ -47,6 +47,7 @@ __all__ = [
     "measure_link",
     "measure_servers",
     "place",
+    "pool_equal_tasks",
     "profile_devices",
     "simulate",
 ]

@@ -17,12 +17,16 @@ from devplace.devices import canonical_device, matches, parse_device
 from devplace.errors import DevplaceWarning, user_stacklevel
 from devplace.feeds import accepts_feed_dict
 
-__all__ = ["PROFILE_REPEAT", "profile_devices", "profiled_cost"]
+__all__ = ["PROFILE_REPEAT", "POOL_WITHIN", "pool_equal_tasks", "profile_devices", "profiled_cost"]
 
 #: Traced steps per device profile (each op's time their median; the untraced step that
 #: calibrates it is the median of three times as many): more runs per median, so a burst of
 #: load on a shared machine moves a task's profile, and with it the pick, less (was 7).
 PROFILE_REPEAT = 11
+
+#: Tasks whose untraced single steps differ by less than this fraction (and that run as many
+#: ops at once) are taken as equal machines: their profiles are pooled (`pool_equal_tasks`).
+POOL_WITHIN = 0.10
 
 #: Per graph: (target, devices, fetched ops, fed names) -> the profiles and server facts
 #: measured for them (`CostModel` fields).
@@ -164,6 +168,41 @@ def profile_devices(
     return DeviceProfiles(profiles, shared, steps)
 
 
+def pool_equal_tasks(
+    profiles: DeviceProfiles, threads: Mapping[str, int], within: float = POOL_WITHIN
+) -> tuple[DeviceProfiles, list[str]]:
+    """`profiles` with the devices of equal tasks sharing one profile: each op's time the mean
+    of theirs. Equal: the same device type and index, as many `threads`, and untraced single
+    steps within `within` of each other. Two traced profiles of equal machines still differ op
+    by op (noise of a few % to 20 %), and a search that may put each op where its profile is
+    luckiest finds splits that only look fast; pooled, only what differs between the tasks
+    (their step, which calibrates each) stays. Returns the profiles and one note per pool."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for dev in profiles.profiles:
+        task, spec = task_of(dev), parse_device(dev)
+        if task is not None and dev in profiles.steps and task in threads:
+            groups.setdefault((spec.device_type, spec.device_index, threads[task]), []).append(dev)
+    pooled = {dev: dict(ops) for dev, ops in profiles.profiles.items()}
+    notes = []
+    for devs in groups.values():
+        steps = [profiles.steps[d] for d in devs]
+        if len(devs) < 2 or max(steps) > (1 + within) * min(steps):
+            continue
+        for op in set.intersection(*(set(profiles.profiles[d]) for d in devs)):
+            entries = [profiles.profiles[d][op] for d in devs]
+            if len({e.get("device") for e in entries}) > 1:  # soft placement moved it somewhere
+                continue
+            mean = sum(float(e["us"]) for e in entries) / len(entries)
+            for d, e in zip(devs, entries, strict=True):
+                pooled[d][op] = {**e, "us": mean}
+        spread = max(steps) / min(steps) - 1
+        notes.append(
+            f"pooled the profiles of {', '.join(devs)}: equal tasks (single steps within "
+            f"{spread:.0%}, as many threads), so each op's time is the mean of theirs"
+        )
+    return DeviceProfiles(pooled, profiles.shared, profiles.steps), notes
+
+
 def _cache_key(session: Any, fetches: Any, devices: list[str], feed: Any) -> tuple[Any, ...]:
     from devplace.autoplacer.tf_graph import fetch_closure
 
@@ -192,19 +231,23 @@ def profiled_cost(
     if key in cached:
         notes.append(f"used the profiles of {', '.join(names)} cached for this graph")
     else:
-        cached[key] = _measured(session, fetches, names, feed)
+        cached[key], pooled = _measured(session, fetches, names, feed)
         what = "profiled " + ", ".join(names)
         if "task_links" in cached[key]:
             what += "; measured the links between their tasks and the servers' step costs"
         notes.append(what + " (no profile was given); cached for this graph")
+        notes.extend(pooled)
     found = cached[key]
     return CostModel.from_profiles(**found) if cost is None else replace(cost, **found)
 
 
-def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[str, Any]:
+def _measured(
+    session: Any, fetches: Any, names: list[str], feed: Any
+) -> tuple[dict[str, Any], list[str]]:
     """Profiles of `names`, and for two or more tasks their links and constants, as
-    `CostModel` fields."""
+    `CostModel` fields (equal tasks' profiles pooled); and the notes of the pooling."""
     found: dict[str, Any] = {"profiles": profile_devices(session, fetches, names, feed)}
+    notes: list[str] = []
     tasks = sorted({t for t in map(task_of, names) if t is not None})
     master = master_task(session)
     if master in tasks:  # the master first: measure_servers times it alone
@@ -220,4 +263,5 @@ def _measured(session: Any, fetches: Any, names: list[str], feed: Any) -> dict[s
             remote_start_us=servers.remote_start_us,
             master=master,
         )
-    return found
+        found["profiles"], notes = pool_equal_tasks(found["profiles"], servers.threads)
+    return found, notes
