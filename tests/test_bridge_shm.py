@@ -121,6 +121,51 @@ def test_run_reads_feeds_in_place_and_callbacks_during_the_run_leave_them_alone(
     assert leftovers("/dev/shm", *pids) == []
 
 
+BEHIND = (
+    PRELUDE
+    + """
+# An array its writer has written half of: Julia copies what is written, then waits (`stalled`)
+# and never returns part of it; written whole, it comes back whole.
+n = 1 << 20
+path = joinpath(D.SHM_DIR[], "devplace-$(getpid())-99")
+seg = open(path, "w+")
+write(seg, zeros(UInt8, 48), UInt64(n * 4), UInt64(7), collect(1.0:n))
+flush(seg)
+stalls = Ref(0)
+r = try
+    D.read_shared(Float64, (n,), path, UInt64(64), UInt64(7),
+                  () -> (stalls[] += 1) > 100 && error("stalled"))
+catch e
+    e
+end
+println("HALF ", r isa ErrorException && r.msg == "stalled", " ", stalls[])
+seek(seg, 48); write(seg, UInt64(n * 8)); flush(seg)
+println("WHOLE ", D.read_shared(Float64, (n,), path, UInt64(64), UInt64(7),
+                                () -> error("nothing to wait for")) == 1.0:n)
+close(seg); rm(path)
+# A host that dies while it writes: the wait says so instead of spinning on.
+h = D.host()
+show_pids()
+kill(h.proc, Base.SIGKILL)
+timedwait(() -> process_exited(h.proc), 10.0)
+e = try D.writing_stalled(h)() catch e e end
+println("DEAD ", e isa D.HostError && occursin("killed by signal 9 while writing an array", e.msg))
+println("AGAIN ", echo(A) == A)
+"""
+)
+
+
+def test_arrays_are_copied_out_behind_their_writer_who_may_die(tmp_path: Path) -> None:
+    julia = JuliaScript(BEHIND, tmp_path)
+    assert julia.expect("HALF ") == "true 101"
+    assert julia.expect("WHOLE ") == "true"
+    pids = [int(p) for p in julia.expect("PIDS ").split()]
+    assert julia.expect("DEAD ") == "true"
+    assert julia.expect("AGAIN ") == "true"  # the next call starts a fresh host
+    assert julia.finish() == 0, julia.output()
+    assert leftovers("/dev/shm", *pids) == []
+
+
 FALLBACK = (
     PRELUDE
     + """
@@ -273,10 +318,14 @@ def test_an_outbox_array_is_copied_out_intact_and_an_overwritten_one_is_refused(
     path, offset, stamp = box.write(a, a.dtype) or ("", 0, 0)
     b = box.write(a.T, a.dtype)  # same message: after the first
     assert b is not None and b[1] > offset
+    with pytest.raises(shm.SegmentError, match="not written whole"):
+        inbox.read(a.dtype, a.shape, path, offset, stamp)  # placed, written once it is sent
+    box.fill()
     got = inbox.read(a.dtype, a.shape, path, offset, stamp)
     assert np.array_equal(got, a) and np.array_equal(inbox.read(a.dtype, (4, 3), *b), a.T)
     box.start_message()
     box.write(a + 1, a.dtype)  # the next message reuses the space
+    box.fill()
     with pytest.raises(shm.SegmentError, match="overwritten"):
         inbox.read(a.dtype, a.shape, path, offset, stamp)
     assert np.array_equal(got, a)  # what was read is a copy
@@ -284,11 +333,46 @@ def test_an_outbox_array_is_copied_out_intact_and_an_overwritten_one_is_refused(
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.arange(100_000.0),  # 1-D
+        np.arange(60_000.0).reshape(200, 300),  # C order: written column-major
+        np.asfortranarray(np.arange(24_000.0).reshape(20, 30, 40)),
+        np.arange(200_000, dtype=">i4")[::2],  # strided, big-endian: converted while written
+    ],
+)
+def test_fill_writes_each_array_in_chunks_and_says_how_much_is_written(
+    tmp_path: Path, a: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shm, "CHUNK", 4096)  # many chunks
+    box = shm.Outbox(str(tmp_path), 1)
+    dtype = a.dtype.newbyteorder("<")
+    path, offset, stamp = box.write(a, dtype) or ("", 0, 0)
+    head = np.memmap(path, np.uint64, mode="r", offset=offset - 16, shape=(2,))
+    assert list(head) == [0, stamp] and box.pending()  # placed: nothing written yet
+    seen: list[int] = []
+    pack = shm._STAMP.pack_into
+
+    def record(buffer: object, at: int, value: int) -> None:
+        seen.append(value)
+        pack(buffer, at, value)
+
+    monkeypatch.setattr(shm, "_STAMP", type("S", (), {"pack_into": staticmethod(record)}))
+    box.fill()
+    assert seen == sorted(seen) and len(seen) > 1 and seen[-1] == a.nbytes  # in order, whole
+    assert not box.pending()
+    monkeypatch.undo()
+    assert np.array_equal(shm.Inbox().read(dtype, a.shape, path, offset, stamp), a)
+    box.close()
+
+
 def test_an_array_read_in_place_is_the_outbox_and_outlives_a_remap(tmp_path: Path) -> None:
     box = shm.Outbox(str(tmp_path), 1)
     inbox = shm.Inbox()
     a = np.arange(1000.0)
     path, offset, stamp = box.write(a, a.dtype) or ("", 0, 0)
+    box.fill()
     inbox.in_place = True
     view = inbox.read(a.dtype, a.shape, path, offset, stamp)
     assert not view.flags.owndata and not view.flags.writeable
@@ -296,6 +380,7 @@ def test_an_array_read_in_place_is_the_outbox_and_outlives_a_remap(tmp_path: Pat
     big = np.arange(1e6)  # the outbox grows, so the inbox maps it again
     grown = box.write(big, big.dtype)
     assert grown is not None
+    box.fill()
     assert np.array_equal(inbox.read(big.dtype, big.shape, *grown), big)
     assert np.array_equal(view, a)  # the first mapping stays while the view uses it
     inbox.in_place = False
@@ -312,4 +397,4 @@ def test_shared_array_descriptions_naming_other_files_are_refused(tmp_path: Path
     short = tmp_path / "devplace-1-1"
     short.write_bytes(bytes(16))
     with pytest.raises(shm.SegmentError, match="holds 16 bytes"):
-        shm.Inbox().read(np.dtype("<f8"), (4,), str(short), 8, 1)
+        shm.Inbox().read(np.dtype("<f8"), (4,), str(short), 64, 1)

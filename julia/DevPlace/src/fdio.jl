@@ -19,6 +19,7 @@ end
 
 const POLLIN = Cshort(0x001)
 const POLLOUT = Cshort(0x004)
+const POLLHUP = Cshort(0x010)
 const F_GETFD = Cint(1)
 const F_SETFD = Cint(2)
 const F_GETFL = Cint(3)

@@ -273,7 +273,28 @@ function register_function!(h::Host, f)
 end
 
 shared_array(h::Host, T::Type, dims::Tuple, path::String, offset::UInt64, stamp::UInt64) =
-    h.dropping ? nothing : read_shared(T, dims, path, offset, stamp)
+    h.dropping ? nothing : read_shared(T, dims, path, offset, stamp, writing_stalled(h))
+
+"""
+    writing_stalled(h)
+
+What `read_shared` does while the host has not written more of an array: yield the core, and
+throw a `HostError` once the host is gone (its end of the pipe closed) or `timeout()` passed.
+"""
+function writing_stalled(h::Host)
+    deadline = Ref(Inf)
+    return function ()
+        ccall(:sched_yield, Cint, ())
+        now = time()
+        deadline[] == Inf && (deadline[] = now + TIMEOUT[])
+        pfd = Ref(PollFd(h.pipes.rfd, POLLIN, 0))
+        ccall(:poll, Cint, (Ptr{PollFd}, Culong, Cint), pfd, 1, 0)
+        gone = pfd[].revents & POLLHUP != 0
+        (gone || now > deadline[]) || return nothing
+        h.timed_out = !gone
+        throw(host_failure(h, "writing an array for Julia"))
+    end
+end
 
 function lookup_function(h::Host, id::UInt64, name::String)
     f = get(h.functions, id, nothing)

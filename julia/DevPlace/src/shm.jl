@@ -35,6 +35,7 @@ const PROT_WRITE = Cint(2)
 const MAP_SHARED = Cint(1)
 const ESRCH = Cint(3)
 const STAMP_BYTES = 8
+const HEAD_BYTES = 16  # before each array: how many of its bytes are written (`ready`), its stamp
 # Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
 const ARRAY_ALIGN = 64
 
@@ -137,12 +138,13 @@ function share_array(a::Array, first::Bool)
     box = outbox()
     box === nothing && return nothing
     first && (box.used = box.floor)
-    offset = (box.used + STAMP_BYTES + ARRAY_ALIGN - 1) & -ARRAY_ALIGN
+    offset = (box.used + HEAD_BYTES + ARRAY_ALIGN - 1) & -ARRAY_ALIGN
     need = offset + sizeof(a)
     need > box.size && grow!(box, need) === nothing && return nothing
     stamp = STAMP[] += 1
     unsafe_store!(Ptr{UInt64}(box.ptr + offset - STAMP_BYTES), stamp)
     GC.@preserve a unsafe_copyto!(box.ptr + offset, Ptr{UInt8}(pointer(a)), sizeof(a))
+    unsafe_store!(Ptr{UInt64}(box.ptr + offset - HEAD_BYTES), UInt64(sizeof(a)))  # all written
     box.used = need
     return box.path, UInt64(offset), stamp
 end
@@ -181,16 +183,18 @@ function retire_outbox()
 end
 
 """
-    read_shared(T, dims, path, offset, stamp) -> Array{T}
+    read_shared(T, dims, path, offset, stamp, stalled) -> Array{T}
 
-Copy an array out of the peer's outbox (mapped once, again when it grew or changed).
+Copy an array out of the peer's outbox (mapped once, again when it grew or changed), behind the
+peer as it writes it (its `ready` count, python/devplace/bridge/shm.py `fill`); `stalled()`
+runs while nothing new is written (it throws to give up: the host died or timed out).
 """
 function read_shared(::Type{T}, dims::NTuple{N,Int}, path::String, offset::UInt64,
-                     stamp::UInt64) where {T,N}
+                     stamp::UInt64, stalled) where {T,N}
     startswith(basename(path), SHM_PREFIX) ||
         throw(WireError("shared array path $path is not a DevPlace segment"))
     nbig = prod(big.(dims)) * sizeof(T)
-    offset >= STAMP_BYTES && offset + nbig < typemax(Int) ||
+    offset >= HEAD_BYTES && offset + nbig < typemax(Int) ||
         throw(WireError("shared array of size $dims and type $T at $offset is out of range"))
     n, off = Int(nbig), Int(offset)
     box = INBOX[]
@@ -198,7 +202,20 @@ function read_shared(::Type{T}, dims::NTuple{N,Int}, path::String, offset::UInt6
     a = huge_pages!(Array{T,N}(undef, dims))
     stamped() = unsafe_load(Ptr{UInt64}(box.ptr + off - STAMP_BYTES)) == stamp
     stamped() || throw(WireError("shared array in $path was overwritten before it was read"))
-    GC.@preserve a unsafe_copyto!(Ptr{UInt8}(pointer(a)), box.ptr + off, n)
+    ready = Ptr{UInt64}(box.ptr + off - HEAD_BYTES)
+    done = 0
+    while done < n
+        # Each load after a call (`copy` or `stalled`): the compiler cannot keep an old value.
+        upto = unsafe_load(ready)
+        upto <= n || throw(WireError("shared array in $path claims $upto of its $n bytes"))
+        if upto > done
+            GC.@preserve a unsafe_copyto!(Ptr{UInt8}(pointer(a)) + done, box.ptr + off + done,
+                                          Int(upto) - done)
+            done = Int(upto)
+        else
+            stalled()
+        end
+    end
     stamped() || throw(WireError("shared array in $path was overwritten while it was read"))
     return a
 end

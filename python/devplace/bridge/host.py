@@ -130,12 +130,24 @@ class Host:
             dropped, self._dropped = self._dropped, []
             self.writer.write(frames.RELEASE, 0, [wire.encode_bytes(dropped)])
         self.writer.write(kind, seq, body)
+        if self.outbox is not None and self.outbox.pending():
+            self.outbox.fill()  # Julia copies each array out behind this (shm.py)
 
-    def _send_value(self, kind: int, seq: int, value: Any) -> None:
-        """Send a REPLY (or HELLO); a value that cannot be encoded becomes an ERROR instead."""
+    def _encode(self, value: Any) -> wire.Encoder:
+        """`value` encoded; nothing placed in the outbox stays behind if it cannot be."""
         enc = wire.Encoder(self)
         try:
             wire.encode(value, enc)
+        except BaseException:
+            if self.outbox is not None:
+                self.outbox.discard()
+            raise
+        return enc
+
+    def _send_value(self, kind: int, seq: int, value: Any) -> None:
+        """Send a REPLY (or HELLO); a value that cannot be encoded becomes an ERROR instead."""
+        try:
+            enc = self._encode(value)
         except Exception as exc:  # e.g. nesting too deep: report instead of a half message
             self._send_error(seq, exc)
             return
@@ -291,9 +303,8 @@ class Host:
         kwargs: dict[str, Any],
         op_info: tuple[str, str, str] | None,
     ) -> Any:
-        enc = wire.Encoder(self)
         call = (fn.id, args, kwargs) if op_info is None else (fn.id, args, kwargs, op_info)
-        wire.encode(call, enc)  # fails here, in Python, before anything is sent
+        enc = self._encode(call)  # fails here, in Python, before anything is sent
         self._send(frames.CALLBACK, seq, enc.buffers())
         while True:
             kind, rseq, body = self._next()

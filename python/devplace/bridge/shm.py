@@ -4,17 +4,21 @@ Each side writes the arrays of its messages into its own *outbox*, one file in t
 folder (`/dev/shm`) kept mapped and reused, so no transfer pays for fresh pages (on a virtual
 machine a fresh tmpfs page costs more than copying it); the frame carries only each array's
 dtype, shape, path, offset and stamp. The receiver keeps the peer's outbox mapped and copies
-each array out at once. A side writes its outbox again only after the peer sent a frame, so
-after it decoded the last message; the stamp written before each array makes a later overwrite
-an error, never wrong data. DevPlace.jl's `shm.jl` is the other end. An outbox that cannot be
-made or grown (no such folder, read-only, not enough space) leaves arrays to the pipe, with one
-line on stderr saying why.
+each array out at once, or reads it in place until its reply for a request Julia sent with
+`IN_PLACE` (Julia's `run`: no copy of the feeds). The host writes its arrays after it sent the
+frame, in chunks, each followed by how much is written (`ready`), so that Julia copies out while
+the host writes (`Outbox.fill`). A side writes its outbox again only after the peer sent a frame,
+so after it decoded the last message; the stamp written before each array makes a later
+overwrite an error, never wrong data. DevPlace.jl's `shm.jl` is the other end. An outbox that
+cannot be made or grown (no such folder, read-only, not enough space) leaves arrays to the pipe,
+with one line on stderr saying why.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import platform
 import struct
 import sys
 from typing import Any
@@ -27,8 +31,16 @@ __all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
 
 PREFIX = "devplace-"
 _STAMP = struct.Struct("<Q")
+#: Before each array: how many of its bytes are written (`ready`), then its stamp.
+_HEAD = 2 * _STAMP.size
 #: Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
 ALIGN = 64
+#: `fill` publishes its progress after about this many bytes.
+CHUNK = 1 << 20
+#: Stores become visible to the other core in program order (x86's TSO), so a reader may copy
+#: what `ready` says is written while the rest is still being written. Elsewhere a message's
+#: arrays are written whole before it is sent.
+_PROGRESSIVE = platform.machine().lower() in ("x86_64", "amd64")
 
 
 class SegmentError(Error, ValueError):
@@ -47,30 +59,58 @@ class Outbox:
         self._used = 0
         self._stamp = 0
         self._told: set[str] = set()
+        self._unwritten: list[tuple[int, np.ndarray[Any, Any], np.dtype[Any]]] = []
 
     def start_message(self) -> None:
         """The peer has read everything sent so far: the next message may reuse the space."""
         self._used = 0
 
     def write(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
-        """Copy `a` as `dtype` (little-endian), column-major, after the message's earlier
-        arrays; its (path, offset, stamp), or None (said once why) to send it by value."""
+        """Place `a` as `dtype` (little-endian), column-major, after the message's earlier
+        arrays; its (path, offset, stamp), or None (said once why) to send it by value. Its
+        bytes are written by `fill`, after the message is sent, where that is safe; else now."""
         if self.min_bytes <= 0 or a.nbytes < self.min_bytes:
             return None
-        offset = -(-(self._used + _STAMP.size) // ALIGN) * ALIGN
+        offset = -(-(self._used + _HEAD) // ALIGN) * ALIGN
         need = offset + a.nbytes
         if (self._map is None or need > len(self._map)) and not self._grow(need):
             return None
         assert self._map is not None
         self._stamp += 1
         _STAMP.pack_into(self._map, offset - _STAMP.size, self._stamp)
-        dest: np.ndarray[Any, Any] = np.ndarray(
-            a.shape, dtype, buffer=self._map, offset=offset, order="F"
-        )
-        dest[...] = a  # the one copy, whatever `a`'s layout
-        del dest
+        _STAMP.pack_into(self._map, offset - _HEAD, 0)  # nothing written yet
+        self._unwritten.append((offset, a, dtype))
         self._used = need
+        if not _PROGRESSIVE:
+            self.fill()
         return self.path, offset, self._stamp
+
+    def fill(self) -> None:
+        """Write the arrays of the message just placed, in column-major chunks of about `CHUNK`
+        bytes, each followed by its array's `ready` count: the peer copies out behind it."""
+        unwritten, self._unwritten = self._unwritten, []
+        m = self._map
+        for offset, a, dtype in unwritten:
+            assert m is not None
+            dest: np.ndarray[Any, Any] = np.ndarray(
+                a.shape, dtype, buffer=m, offset=offset, order="F"
+            )
+            # Column-major: a slice of the last dimension is one contiguous piece of `dest`.
+            last = a.shape[-1]
+            step = max(1, CHUNK * last // max(a.nbytes, 1))
+            for start in range(0, last, step):
+                stop = min(start + step, last)
+                dest[..., start:stop] = a[..., start:stop]
+                _STAMP.pack_into(m, offset - _HEAD, a.nbytes * stop // last)
+            del dest
+
+    def pending(self) -> bool:
+        """Whether arrays placed for the last message are still to be written (`fill`)."""
+        return bool(self._unwritten)
+
+    def discard(self) -> None:
+        """Forget the arrays placed for a message that will not be sent (encoding failed)."""
+        self._unwritten = []
 
     def _grow(self, need: int) -> bool:
         """Reserve `need` bytes or more (before mapping: writing a mapped file that does not fit
@@ -138,7 +178,7 @@ class Inbox:
         if not os.path.basename(path).startswith(PREFIX):
             raise SegmentError(f"shared array path {path} is not a devplace segment")
         nbytes = dtype.itemsize * int(np.prod(shape, dtype=object))
-        if offset < _STAMP.size:
+        if offset < _HEAD:
             raise SegmentError(f"shared array offset {offset} is out of range")
         if self._map is None or path != self.path or len(self._map) < offset + nbytes:
             self._remap(path, offset + nbytes)
@@ -146,6 +186,8 @@ class Inbox:
         assert m is not None
         if _STAMP.unpack_from(m, offset - _STAMP.size)[0] != stamp:
             raise SegmentError(f"shared array in {path} was overwritten before it was read")
+        if _STAMP.unpack_from(m, offset - _HEAD)[0] != nbytes:  # Julia writes before it sends
+            raise SegmentError(f"shared array in {path} is not written whole")
         out = np.ndarray(shape, dtype, buffer=m, offset=offset, order="F")
         if self.in_place:
             return out
