@@ -179,7 +179,9 @@ class DeviceProfiles:
     estimate).
 
     `steps`: per profiled device, the untraced step time (µs) of the graph run whole there,
-    which `autoplacer.calibration` matches with a per-op offset.
+    which `autoplacer.calibration` matches with a per-op offset; `spans` the time (µs) from
+    its first op's start to its last op's end in the traced steps (median), so that the rest
+    of a step (feeding, fetching, starting it) is not taken for op time.
     """
 
     def __init__(
@@ -187,6 +189,7 @@ class DeviceProfiles:
         profiles: Mapping[str, Mapping[str, Mapping[str, Any]]],
         shared: Mapping[str, str] | None = None,
         steps: Mapping[str, float] | None = None,
+        spans: Mapping[str, float] | None = None,
     ):
         from devplace.devices import canonical_device
 
@@ -205,19 +208,27 @@ class DeviceProfiles:
         self.shared = {canonical_device(k): canonical_device(v) for k, v in (shared or {}).items()}
         #: profiled device -> its measured untraced step time (µs), the whole graph there
         self.steps = {canonical_device(k): v for k, v in (steps or {}).items()}
-        for key, names in (("shared", set(self.shared.values())), ("steps", set(self.steps))):
+        #: profiled device -> the median traced span of its ops (µs), the whole graph there
+        self.spans = {canonical_device(k): v for k, v in (spans or {}).items()}
+        for key, names in (
+            ("shared", set(self.shared.values())),
+            ("steps", set(self.steps)),
+            ("spans", set(self.spans)),
+        ):
             unknown = sorted(names - set(self.profiles))
             if unknown:
                 raise AutoPlacementError(
                     f"DeviceProfiles: {key} names devices without a profile: {unknown}; "
                     f"hint: one of {sorted(self.profiles)}"
                 )
-        for dev, us in self.steps.items():
-            if isinstance(us, bool) or not isinstance(us, (int, float)) or not us > 0:
-                raise AutoPlacementError(
-                    f"DeviceProfiles: the step time of {dev!r} must be a number of µs > 0, "
-                    f"got {us!r}"
-                )
+        for what, times, least in (("step time", self.steps, "> 0"), ("span", self.spans, ">= 0")):
+            for dev, us in times.items():
+                number = not isinstance(us, bool) and isinstance(us, (int, float))
+                if not number or not (us > 0 if least == "> 0" else us >= 0):
+                    raise AutoPlacementError(
+                        f"DeviceProfiles: the {what} of {dev!r} must be a number of µs {least}, "
+                        f"got {us!r}"
+                    )
         self._by_type: dict[str, str] = {}
         for dev in self.profiles:
             self._by_type.setdefault(_device_type(dev), dev)
@@ -245,13 +256,18 @@ class DeviceProfiles:
                 f"{str(path)!r} has no 'profiles' object; hint: save it with "
                 "DeviceProfiles.save, or name the model of a measurements file"
             )
-        return cls(data["profiles"], data.get("shared"), data.get("steps"))
+        return cls(data["profiles"], data.get("shared"), data.get("steps"), data.get("spans"))
 
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write the profiles as JSON (atomically); returns the path."""
         from devplace.atomic import write_text
 
-        data = {"profiles": self.profiles, "shared": self.shared, "steps": self.steps}
+        data = {
+            "profiles": self.profiles,
+            "shared": self.shared,
+            "steps": self.steps,
+            "spans": self.spans,
+        }
         write_text(path, json.dumps(data, indent=1) + "\n")
         return os.fspath(path)
 

@@ -84,7 +84,9 @@ class Problem:
     `host_send_share`: the part of a transfer between hosts that is work of the sending
     device (the rest is the receiving device's; see `autoplacer.simulator`).
     `host_start_delay`: how late in a step the devices of a host other than the master's can
-    start their first op (the master starts their partitions after its own).
+    start their first op (the master starts their partitions after its own). `fed`: per op,
+    whether the client feeds it (a placeholder): its tensor enters its task with the step, and
+    leaves for another task late (see `autoplacer.simulator`).
     """
 
     names: list[str]
@@ -98,6 +100,7 @@ class Problem:
     out_bytes: np.ndarray | None = None
     groups: np.ndarray | None = None
     is_param: np.ndarray | None = None
+    fed: np.ndarray | None = None
     serial_links: bool = True
     pool_capacity: dict[str, int] = field(default_factory=dict)
     name: str = "problem"
@@ -134,6 +137,7 @@ class Problem:
         self.is_param = (
             np.zeros(n, dtype=bool) if self.is_param is None else np.asarray(self.is_param, bool)
         )
+        self.fed = np.zeros(n, dtype=bool) if self.fed is None else np.asarray(self.fed, bool)
         self._check_shapes(n, d)
         if not 0.0 <= self.host_start_delay < np.inf:
             raise AutoPlacementError(
@@ -169,6 +173,7 @@ class Problem:
             "out_bytes": (self.out_bytes, (n,)),
             "groups": (self.groups, (n,)),
             "is_param": (self.is_param, (n,)),
+            "fed": (self.fed, (n,)),
         }
         for key, (arr, shape) in expect.items():
             if arr.shape != shape:

@@ -90,10 +90,11 @@ def _profile_on(
     feed: Any,
     repeat: int,
     soft: bool = False,
-) -> tuple[dict[str, dict[str, Any]], float]:
+) -> tuple[dict[str, dict[str, Any]], float, float]:
     """Per-op median times of `fetches` with every op of `graph` on `name` (soft placement,
-    graph rewriting off, variables initialised), in a fresh session on the same target, and
-    the median untraced step time (µs) there; `name` must exist there (`_present`)."""
+    graph rewriting off, variables initialised), in a fresh session on the same target, the
+    median untraced step time (µs) there and the median span of the traced steps' ops (µs);
+    `name` must exist there (`_present`)."""
     import devplace as dp
     from devplace._tf import set_op_device, tf
 
@@ -115,7 +116,7 @@ def _profile_on(
         k: {"type": v.op_type, "device": v.device, "us": v.duration_us, "bytes": v.output_bytes}
         for k, v in prof.op_stats.items()
     }
-    return ops, step
+    return ops, step, prof.step_time_us
 
 
 @accepts_feed_dict
@@ -156,16 +157,17 @@ def profile_devices(
     before = [op.device for op in ops]
     profiles: dict[str, dict[str, dict[str, Any]]] = {}
     steps: dict[str, float] = {}
+    spans: dict[str, float] = {}
     try:
         for name in names:
             if name not in shared:
-                profiles[name], steps[name] = _profile_on(
+                profiles[name], steps[name], spans[name] = _profile_on(
                     sess_or_graph, graph, fetches, name, names, feed, repeat, soft
                 )
     finally:
         for op, dev in zip(ops, before, strict=True):
             set_op_device(op, dev)
-    return DeviceProfiles(profiles, shared, steps)
+    return DeviceProfiles(profiles, shared, steps, spans)
 
 
 def pool_equal_tasks(
@@ -200,7 +202,7 @@ def pool_equal_tasks(
             f"pooled the profiles of {', '.join(devs)}: equal tasks (single steps within "
             f"{spread:.0%}, as many threads), so each op's time is the mean of theirs"
         )
-    return DeviceProfiles(pooled, profiles.shared, profiles.steps), notes
+    return DeviceProfiles(pooled, profiles.shared, profiles.steps, profiles.spans), notes
 
 
 def _cache_key(session: Any, fetches: Any, devices: list[str], feed: Any) -> tuple[Any, ...]:

@@ -18,6 +18,16 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   copy and decode on them): `Problem.host_send_share` of it holds a slot of the sending device,
   then the rest a slot of the receiving one, each queued with that device's ops, before the
   consumers there become ready;
+- a fed tensor (`Problem.fed`) on a host's device whose consumers there start more chains
+  than the device runs ops at once (a one-core task's pool has a thread more: two chains
+  take both) starts the longest of those chains at once, and reaches its other consumers
+  there and other hosts only after the chains' mean time: TF's executor hands all the feed's
+  consumers and its sends to the task's thread pool together, and a thread that takes a
+  consumer runs its chain inline (each successor that its finish alone makes ready) before it
+  takes anything else; which chains go first is chance (measured on one-core tasks,
+  2026-11-27: the fed input reached the other task 0.3-10 ms into the step behind two chains,
+  at once behind one). A chain: from a consumer, the successor (least topological index) on
+  the same device that needs nothing else made since the feed, while there is one;
 - the devices of a host other than the master's start no op before
   `Problem.host_start_delay` (their partition starts after the master's own);
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
@@ -127,24 +137,31 @@ class _Run:
         # the job runs on); `work[v]` is how long op or job v holds its device's slot.
         self.jobs: list[tuple[int, int, int]] = []
         self.work: list[float] = self.comp.tolist()
+        self.fed = problem.fed.tolist()
+        self.held: dict[int, int | None] = {}  # fed op -> the consumer it let start at once
 
     def comm(self, u: int, a: int, b: int) -> float:
         """`Problem.comm` from lists (it is asked once per transfer)."""
         return 0.0 if a == b else self.alpha[a][b] + self.beta[a][b] * self.xfer[u]
 
     def push(self, t: float, u: int, dest: int) -> None:
-        """Schedule an event at t: u's output reaching dest, or (dest -1) u finishing."""
+        """Schedule an event at t: u's output reaching dest, (dest -1) u finishing, or (dest
+        -2) fed u's tensor released (`release_feed`)."""
         heapq.heappush(self.events, (t, self.seq, u, dest))
         self.seq += 1
 
     def arrive(self, t: float, u: int, b: int) -> None:
         """u's output reached device b at t: its consumers there may become ready."""
-        a, remaining = self.a, self.remaining
-        for v in self.succs[u]:
-            if a[v] == b:
-                remaining[v] -= 1
-                if remaining[v] == 0:
-                    heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
+        self.ready_on(t, [v for v in self.succs[u] if self.a[v] == b], b)
+
+    def ready_on(self, t: float, consumers: list[int], b: int) -> None:
+        """An input of each of `consumers` (on device b) arrived at t: those with all their
+        inputs now become ready."""
+        remaining = self.remaining
+        for v in consumers:
+            remaining[v] -= 1
+            if remaining[v] == 0:
+                heapq.heappush(self.machine.queues[b], (t, self.topo_index[v], v))
 
     def queue_job(self, t: float, op: int, dest: int, on: int, work: float) -> None:
         """Queue at t on device `on` a half of op's transfer to dest taking `work`."""
@@ -174,14 +191,19 @@ class _Run:
         a, m = self.a, self.machine
         src = a[u]
         m.release(src)
+        held = self.hold_feed(t, u) if self.fed[u] and m.host[src] is not None else None
         # Each consuming device once, in the order of its first consumer.
         for dest in dict.fromkeys([a[v] for v in self.succs[u]]):
             if dest == src:
-                self.arrive(t, u, dest)
+                if held is None:
+                    self.arrive(t, u, dest)
+                else:
+                    self.ready_on(t, held, src)
                 continue
             cost = self.alpha[src][dest] + self.beta[src][dest] * self.xfer[u]  # `comm`
             if m.host[src] != m.host[dest]:
-                self.queue_job(t, u, dest, src, self.problem.host_send_share * cost)
+                if held is None:
+                    self.send_to_host(t, u, dest)
                 continue
             end = m.send(src, dest, t, cost)
             self.sends.append((u, dest, end))
@@ -190,6 +212,50 @@ class _Run:
                 self.arrive(t, u, dest)
             else:
                 self.push(end, u, dest)
+
+    def send_to_host(self, t: float, u: int, dest: int) -> None:
+        """Queue at t the sender's half of u's transfer to `dest`, a device of another host."""
+        cost = self.comm(u, self.a[u], dest)
+        self.queue_job(t, u, dest, self.a[u], self.problem.host_send_share * cost)
+
+    def hold_feed(self, t: float, u: int) -> list[int] | None:
+        """Fed u finished at t on a host's device: where its consumers there start more chains
+        than the device runs ops at once, the one that starts the longest (a list of it), and
+        at t plus the chains' mean time an event that releases the rest (`release_feed`), as
+        the module's rules say; else None (nothing held)."""
+        a, src, succs, preds = self.a, self.a[u], self.succs, self.problem.preds
+        since_u, stack = {u}, [u]
+        while stack:
+            for v in succs[stack.pop()]:
+                if v not in since_u:
+                    since_u.add(v)
+                    stack.append(v)
+        chains = {}
+        for head in (v for v in succs[u] if a[v] == src):
+            cur, length = head, self.comp[head]
+            while inline := [
+                v
+                for v in succs[cur]
+                if a[v] == src and all(w == cur or w not in since_u for w in preds[v])
+            ]:
+                cur = min(inline, key=self.topo_index.__getitem__)
+                length += self.comp[cur]
+            chains[head] = length
+        if len(chains) <= self.problem.devices[src].slots:
+            return None  # a thread of the pool is left for the rest
+        first = max(chains, key=lambda v: (chains[v], -self.topo_index[v]))
+        self.held[u] = first
+        self.push(t + float(np.mean(list(chains.values()))), u, -2)
+        return [first]
+
+    def release_feed(self, t: float, u: int) -> None:
+        """Fed u's tensor at t reaches the consumers on its device that `hold_feed` held and
+        leaves for the devices of other hosts."""
+        a, src, m, first = self.a, self.a[u], self.machine, self.held.pop(u)
+        self.ready_on(t, [v for v in self.succs[u] if a[v] == src and v != first], src)
+        for dest in dict.fromkeys([a[v] for v in self.succs[u]]):
+            if m.host[dest] != m.host[src]:
+                self.send_to_host(t, u, dest)
 
     def next_device(self) -> int:
         """The device to start an op on now: instant ops first, then the earliest ready."""
@@ -234,8 +300,10 @@ class _Run:
                 _, _, u, b = pop(events)
                 if b >= 0:
                     arrive(t, u, b)
-                else:
+                elif b == -1:
                     complete(t, u)
+                else:
+                    self.release_feed(t, u)
             self.start_ready(t)
         if any(self.remaining):
             raise AssertionError("simulator left ops unscheduled")  # unreachable for a DAG

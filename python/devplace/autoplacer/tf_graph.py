@@ -298,6 +298,7 @@ def problem_from_graph(
         out_bytes=out_bytes,
         groups=_groups(ops),
         is_param=is_param,
+        fed=np.array([op.type == "Placeholder" for op in ops]),
         serial_links=cost.serial_links,
         pool_capacity=_pool_capacity(cost),
         name=graph.__class__.__name__,
