@@ -91,9 +91,7 @@ def _outside_ops(problem: Problem, profiles: DeviceProfiles) -> float:
     names = [dev.name for dev in problem.devices]
     cpus = [j for j, dev in enumerate(problem.devices) if dev.kind == "cpu"]
     extra = [
-        profiles.steps[dev]
-        - span
-        - problem.fixed_cost(all_on(problem, [names.index(dev), *cpus]))
+        profiles.steps[dev] - span - problem.fixed_cost(all_on(problem, [names.index(dev), *cpus]))
         for dev, span in profiles.spans.items()
         if dev in names and dev in profiles.steps and span > 0
     ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -90,11 +91,13 @@ def _profile_on(
     feed: Any,
     repeat: int,
     soft: bool = False,
+    one_at_a_time: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], float, float]:
     """Per-op median times of `fetches` with every op of `graph` on `name` (soft placement,
     graph rewriting off, variables initialised), in a fresh session on the same target, the
     median untraced step time (µs) there and the median span of the traced steps' ops (µs);
-    `name` must exist there (`_present`)."""
+    `name` must exist there (`_present`). `one_at_a_time`: the traced steps run their ops one
+    after another (`_one_at_a_time`), in a session of their own."""
     import devplace as dp
     from devplace._tf import set_op_device, tf
 
@@ -111,12 +114,55 @@ def _profile_on(
         # Untraced first: after traced steps a session's untraced steps run slower (up to 2x
         # for a small graph on a server), and the calibration needs what a user's step costs.
         step = step_time_us(sess, fetches, feed, runs=max(3 * repeat, 10))
+    # A session of its own: a session keeps the graph it first ran, without the new edges.
+    with (
+        _one_at_a_time(graph, fetches, feed) if one_at_a_time else nullcontext(),
+        dp.Session(graph=graph, soft=True, optimize=False, **where) as sess,
+    ):
+        if inits:
+            sess.run(inits)
         prof = dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
     ops = {
         k: {"type": v.op_type, "device": v.device, "us": v.duration_us, "bytes": v.output_bytes}
         for k, v in prof.op_stats.items()
     }
     return ops, step, prof.step_time_us
+
+
+#: Ops TF's control flow is made of: an edge into (or out of) one from another frame breaks it.
+_CONTROL_FLOW = {
+    "Enter", "RefEnter", "Exit", "RefExit", "Merge", "RefMerge", "Switch", "RefSwitch",
+    "NextIteration", "RefNextIteration", "LoopCond",
+}  # fmt: skip
+
+
+@contextmanager
+def _one_at_a_time(graph: Any, fetches: Any, feed: Any) -> Iterator[None]:
+    """Within: the ops `fetches` run (but the fed ones, those without inputs and those of
+    control flow) run one after another in graph order (a control edge from each to the
+    next), so that each op's traced time is its own, not shared with ops running beside it on
+    the same cores; the edges are gone afterwards."""
+    from devplace.autoplacer.tf_graph import fetch_closure
+
+    fed = {getattr(k, "op", None) for k in (feed or {})}
+    chain = [
+        op
+        for op in fetch_closure(fetches, graph)
+        if op.inputs
+        and op not in fed
+        and op.type not in _CONTROL_FLOW
+        and op._control_flow_context is None
+    ]
+    before = {op: list(op.control_inputs) for op in chain}
+    for prev, op in zip(chain, chain[1:], strict=False):
+        if prev not in before[op]:
+            op._add_control_input(prev)
+    try:
+        yield
+    finally:
+        for op, inputs in before.items():
+            op._remove_all_control_inputs()
+            op._add_control_inputs(inputs)
 
 
 @accepts_feed_dict
@@ -128,6 +174,7 @@ def profile_devices(
     repeat: int = PROFILE_REPEAT,
     cores: Mapping[str, int] | None = None,
     soft: bool = False,
+    one_at_a_time: bool | Collection[str] = False,
 ) -> DeviceProfiles:
     """Per-op median times of `fetches` with the whole graph on each of `devices` in turn.
 
@@ -143,8 +190,12 @@ def profile_devices(
     says which). A device the session does not have is an `AutoPlacementError` naming it
     (e.g. `/device:GPU:0` on a machine without a GPU), unless `soft=True`: then a
     `DevplaceWarning` says so and its profile records where soft placement ran each op
-    (its `device`), so the model never takes it for that device's own times. The graph's
-    devices are restored afterwards. Pass the result to
+    (its `device`), so the model never takes it for that device's own times.
+    `one_at_a_time` (True, or the devices it holds for): the traced steps there run the ops
+    one after another (control edges in graph order, for those steps only), so each op's time
+    is its own, as a device that runs one op at a time takes it (two ops on one core
+    otherwise share it, and each looks up to twice as slow). The graph's
+    devices and control inputs are restored afterwards. Pass the result to
     `CostModel.from_profiles`; `save` it and `DeviceProfiles.load` it to reuse it.
     """
     from devplace._tf import set_op_device, tf
@@ -161,8 +212,12 @@ def profile_devices(
     try:
         for name in names:
             if name not in shared:
+                alone = one_at_a_time is True or (
+                    not isinstance(one_at_a_time, bool)
+                    and any(canonical_device(d) == canonical_device(name) for d in one_at_a_time)
+                )
                 profiles[name], steps[name], spans[name] = _profile_on(
-                    sess_or_graph, graph, fetches, name, names, feed, repeat, soft
+                    sess_or_graph, graph, fetches, name, names, feed, repeat, soft, alone
                 )
     finally:
         for op, dev in zip(ops, before, strict=True):
@@ -247,23 +302,27 @@ def _measured(
     session: Any, fetches: Any, names: list[str], feed: Any
 ) -> tuple[dict[str, Any], list[str]]:
     """Profiles of `names`, and for two or more tasks their links and constants, as
-    `CostModel` fields (equal tasks' profiles pooled); and the notes of the pooling."""
-    found: dict[str, Any] = {"profiles": profile_devices(session, fetches, names, feed)}
+    `CostModel` fields (equal tasks' profiles pooled; a task that runs one op at a time
+    profiled one op at a time); and the notes of the pooling."""
     notes: list[str] = []
     tasks = sorted({t for t in map(task_of, names) if t is not None})
     master = master_task(session)
     if master in tasks:  # the master first: measure_servers times it alone
         tasks = [master, *(t for t in tasks if t != master)]
-    if len(tasks) > 1:
-        servers = measure_servers(session, tasks)
-        found.update(
-            task_links=task_links(session, tasks),
-            task_threads=dict(servers.threads),
-            task_step_us=servers.task_step_us,
-            step_us=servers.base_us,
-            master_task_us=servers.master_task_us,
-            remote_start_us=servers.remote_start_us,
-            master=master,
-        )
-        found["profiles"], notes = pool_equal_tasks(found["profiles"], servers.threads)
-    return found, notes
+    if len(tasks) <= 1:
+        return {"profiles": profile_devices(session, fetches, names, feed)}, notes
+    servers = measure_servers(session, tasks)
+    # A task that runs one op at a time is simulated so: its ops' times must be their own.
+    alone = [n for n in names if servers.threads.get(task_of(n) or "") == 1]
+    profiles = profile_devices(session, fetches, names, feed, one_at_a_time=alone)
+    pooled, notes = pool_equal_tasks(profiles, servers.threads)
+    return {
+        "profiles": pooled,
+        "task_links": task_links(session, tasks),
+        "task_threads": dict(servers.threads),
+        "task_step_us": servers.task_step_us,
+        "step_us": servers.base_us,
+        "master_task_us": servers.master_task_us,
+        "remote_start_us": servers.remote_start_us,
+        "master": master,
+    }, notes
