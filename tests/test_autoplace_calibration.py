@@ -148,3 +148,32 @@ def test_verify_rounds_of_labels_sharing_a_placement_stay_in_step():
     assert {len(t) for t in verdict.rounds.values()} == {8}
     assert verdict.rounds["auto"] == verdict.rounds["single"]
     assert verdict.chosen == "split"
+
+
+def test_what_a_step_spends_outside_its_ops_stays_out_of_the_ops_times():
+    # a, b, c (60 µs) on T0; the untraced step 190 µs, its ops' traced span 70 µs: the step
+    # spends 120 µs outside its ops, 20 µs beyond the 100 µs fixed cost. That goes into the
+    # fixed cost (a split does not shrink it), and the ops get the offset that fits the rest
+    # (60 + 3 offsets = 70): 10/3 each, where without the span they took all 30 µs.
+    def profiles(span: float | None) -> DeviceProfiles:
+        ops = {name: {"us": us, "type": "Op"} for name, us in OPS.items()}
+        spans = None if span is None else {T0: span}
+        return DeviceProfiles({T0: ops}, shared={T1: T0}, steps={T0: 190.0}, spans=spans)
+
+    problem = calibrate(_chain(), profiles(70.0))
+    assert problem.step_cost == pytest.approx(120.0)
+    assert problem.op_offsets[T0] == pytest.approx(10 / 3, abs=0.01)
+    assert simulate(problem, [0, 0, 0]).makespan == pytest.approx(190.0, abs=0.05)
+    without = calibrate(_chain(), profiles(None))
+    assert without.step_cost == 100.0 and without.op_offsets[T0] == pytest.approx(10.0, abs=0.01)
+    # a span longer than the step less its fixed costs leaves the fixed cost as it was
+    assert calibrate(_chain(), profiles(150.0)).step_cost == 100.0
+
+
+def test_spans_are_checked_and_saved(tmp_path):
+    with pytest.raises(AutoPlacementError, match="spans names devices without a profile"):
+        DeviceProfiles({T0: {}}, spans={T1: 5.0})
+    with pytest.raises(AutoPlacementError, match=r"span of .* must be a number of µs >= 0"):
+        DeviceProfiles({T0: {}}, spans={T0: -1.0})
+    saved = DeviceProfiles({T0: {}}, steps={T0: 9.0}, spans={T0: 7.0}).save(tmp_path / "p.json")
+    assert DeviceProfiles.load(saved).spans == {T0: 7.0}

@@ -366,3 +366,69 @@ def test_a_transfer_between_tasks_is_work_of_both_ends():
     assert simulate(replace(problem, host_send_share=1.0), a).makespan == 11
     with pytest.raises(AutoPlacementError, match=r"host_send_share.*\[0, 1\]"):
         replace(problem, host_send_share=1.5)
+
+
+def _fed_at_home(slots: int, fed: bool = True, hosts: bool = True) -> Problem:
+    """x (fed) on task 0 feeds a chain a1 (100 µs) -> a2 (100 µs) and an op b (300 µs) there,
+    and r (50 µs) on task 1; links are free."""
+    names = ["x", "a1", "a2", "b", "r"]
+    compute = np.array([[0.0] * 2, [100.0] * 2, [100.0] * 2, [300.0] * 2, [50.0] * 2])
+    on = ["/job:w/task:0", "/job:w/task:1"] if hosts else [None, None]
+    return Problem(
+        names=names,
+        devices=[ProblemDevice(f"d{i}", "cpu", slots=slots, host=h) for i, h in enumerate(on)],
+        compute=compute,
+        edges=[(0, 1), (1, 2), (0, 3), (0, 4)],
+        xfer=np.zeros(5),
+        link_alpha=np.zeros((2, 2)),
+        link_beta=np.zeros((2, 2)),
+        memory=np.zeros(5),
+        fed=np.array([fed, False, False, False, False]),
+    )
+
+
+def test_a_fed_tensor_leaves_its_task_behind_the_chains_it_starts_there():
+    """Measured on one-core tasks: the feed's consumers and its send go to the task's pool
+    together, and threads that take a consumer run its chain first. The model: the longest
+    chain at home (b, 300 µs) starts at once; the rest (a1's chain, the send to task 1) wait
+    for the chains' mean time (250 µs) and then for the core b holds until 300 µs."""
+    a = [0, 0, 0, 0, 1]
+    held = simulate(_fed_at_home(slots=1), a)
+    assert held.start[3] == 0.0  # b, the longest chain
+    assert held.start[4] == pytest.approx(300.0)  # r: the send left when b let go the core
+    assert list(held.start[1:3]) == pytest.approx([300.0, 400.0])
+    assert held.makespan == pytest.approx(500.0)
+    # not fed, a task that runs both chains at once, or devices of no server: the send leaves
+    # at once (r at 0)
+    for problem in (
+        _fed_at_home(slots=1, fed=False),
+        _fed_at_home(slots=2),
+        _fed_at_home(slots=1, hosts=False),
+    ):
+        assert simulate(problem, a).start[4] == 0.0
+    # one chain at home (b) leaves a thread of the pool: the send leaves at once (a1 at 0)
+    assert simulate(_fed_at_home(slots=1), [0, 1, 1, 0, 1]).start[1] == 0.0
+
+
+def test_profiling_one_op_at_a_time_gives_each_op_its_own_time_and_leaves_the_graph():
+    """Two branches of matmuls side by side: profiled one op at a time, no two ops of a traced
+    step overlap (their times add up to no more than the span of the step's ops), and the
+    graph (its control edges included) is as it was."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [384, 384], name="x")
+        outs = []
+        for _branch in range(2):
+            h = x
+            for _ in range(4):
+                h = tf.tanh(tf.matmul(h, h))
+            outs.append(tf.reduce_sum(h))
+        with tf.control_dependencies([outs[0]]):
+            y = tf.add_n(outs, name="y")
+    before = graph.as_graph_def()
+    feed = {x: np.full([384, 384], 1e-3, np.float32)}
+    profiles = profile_devices(graph, y, ["/device:CPU:0"], feed, repeat=5, one_at_a_time=True)
+    ops = profiles.profiles["/device:CPU:0"]
+    assert sum("MatMul" in entry["type"] for entry in ops.values()) == 8  # oneDNN's in-process
+    assert sum(entry["us"] for entry in ops.values()) <= 1.05 * profiles.spans["/device:CPU:0"]
+    assert graph.as_graph_def() == before

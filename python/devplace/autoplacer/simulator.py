@@ -26,8 +26,9 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   consumer runs its chain inline (each successor that its finish alone makes ready) before it
   takes anything else; which chains go first is chance (measured on one-core tasks,
   2026-11-27: the fed input reached the other task 0.3-10 ms into the step behind two chains,
-  at once behind one). A chain: from a consumer, the successor (least topological index) on
-  the same device that needs nothing else made since the feed, while there is one;
+  at once behind one whose first op waited for its weights; docs/autoplace.md). A chain: from
+  a consumer, the successor (least topological index) on the same device that needs nothing
+  else made since the feed, while there is one;
 - the devices of a host other than the master's start no op before
   `Problem.host_start_delay` (their partition starts after the master's own);
 - a step costs `Problem.step_cost` plus `Problem.host_step_cost` once per host (server task)
@@ -137,8 +138,8 @@ class _Run:
         # the job runs on); `work[v]` is how long op or job v holds its device's slot.
         self.jobs: list[tuple[int, int, int]] = []
         self.work: list[float] = self.comp.tolist()
-        self.fed = problem.fed.tolist()
-        self.held: dict[int, int | None] = {}  # fed op -> the consumer it let start at once
+        self.fed = problem.fed.tolist() if problem.fed.any() else None
+        self.held: dict[int, int] = {}  # fed op -> the consumer whose chain it let start
 
     def comm(self, u: int, a: int, b: int) -> float:
         """`Problem.comm` from lists (it is asked once per transfer)."""
@@ -191,7 +192,8 @@ class _Run:
         a, m = self.a, self.machine
         src = a[u]
         m.release(src)
-        held = self.hold_feed(t, u) if self.fed[u] and m.host[src] is not None else None
+        fed = self.fed is not None and self.fed[u] and m.host[src] is not None
+        held = self.hold_feed(t, u) if fed else None
         # Each consuming device once, in the order of its first consumer.
         for dest in dict.fromkeys([a[v] for v in self.succs[u]]):
             if dest == src:
