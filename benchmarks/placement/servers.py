@@ -13,7 +13,8 @@ profiles the graph on each task, measures the link between the tasks and the ser
 constants, places, and verifies a split against every single task: `autoplacer.verify`);
 its model (`AutoPlacement.problem`) then predicts every other placement: each single task,
 the split by hand (`BY_HAND`), round robin and HEFT. All are measured (median over
-`--rounds` interleaved rounds of the median of `--runs` steps in a fresh session). Graphs:
+`--rounds` interleaved rounds of `step_time_us` of `--runs` steps in a fresh session: their
+mean without the fastest and slowest tenth). Graphs:
 `WIDE_MODELS` of models.py (a one-task step of 20 ms or more, where a split pays: four
 branches, two towers, branches of unequal depth, a wide layer before a narrow chain, two
 diamonds), the three models of `MODELS` and the seeds' colocate graph (small: a split does
@@ -297,14 +298,16 @@ def _cell(x: float | None, fmt: str = "{:.2f}") -> str:
 HOW = [
     "Written by `benchmarks/placement/servers.py` (see its docstring). autoplace runs with",
     "its default settings given the session: it profiles the graph on each task (each",
-    "profile calibrated against its own untraced step), measures the link between the",
+    "profile calibrated against its own untraced step; a one-core task profiled one op at",
+    "a time), measures the link between the",
     "tasks as crossings cost them while both compute (a transfer is work of both tasks'",
     "cores, half each), the servers' constants",
     "(the master's step, its work per further task, how late another task's partition",
     "starts) and verifies a split against every single task. Its model predicts every",
     "placement below. The client (this process) and the cluster's forwarder run on task",
-    "0's core. Measured: the median over `--rounds` interleaved rounds of the median of",
-    "`--runs` steps in a fresh session. Error: (predicted - measured) / measured. Each run",
+    "0's core. Measured: the median over `--rounds` interleaved rounds of the mean of",
+    "`--runs` steps in a fresh session without the fastest and slowest tenth",
+    "(`step_time_us`). Error: (predicted - measured) / measured. Each run",
     "starts its own cluster and builds every graph afresh (nothing is cached between runs).",
 ]
 

@@ -70,7 +70,7 @@ def _task(name: str) -> str:
 
 
 def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
-    """Median step time (µs) of `fetch` in a fresh session (graph rewriting off)."""
+    """Step time (µs, `step_time_us`) of `fetch` in a fresh session (graph rewriting off)."""
     import devplace as dp
 
     with dp.Session(target=target, graph=graph, optimize=False) as sess:

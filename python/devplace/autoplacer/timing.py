@@ -1,5 +1,13 @@
-"""Step times measured on real sessions: a session's median step, a placement's step in a
-fresh session, and several placements timed in interleaved rounds.
+"""Step times measured on real sessions: a session's step, a placement's step in a fresh
+session, and several placements timed in interleaved rounds.
+
+A session's step is the mean of its steps without the fastest and slowest tenth
+(`STEP_TRIM`): what a run of many steps costs per step, never moved by a rare stall (a
+100 ms one in 30 steps, seen on servers). Not the median: a split across servers has two
+kinds of step, as the fed input leaves its task early or late (15 and 22 ms for
+four_branches' split by hand on two one-core tasks, 2026-11-27), and the median of a few
+steps jumps between them (12.1-14.9 ms in four sessions of uneven_branches' split, where the
+trimmed mean moved 12.9-14.3 ms).
 
 The one module of the autoplacer that times real steps; `api`, `profiles` and `measure` use it
 (it imports none of them).
@@ -7,16 +15,21 @@ The one module of the autoplacer that times real steps; `api`, `profiles` and `m
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["measure_in_rounds", "measure_placement", "step_time_us"]
+from scipy.stats import trim_mean
+
+__all__ = ["STEP_TRIM", "measure_in_rounds", "measure_placement", "step_time_us"]
+
+#: The share of steps left out at each end of a session's step times before their mean.
+STEP_TRIM = 0.1
 
 
 def step_time_us(sess: Any, fetches: Any, feed: Any = None, runs: int = 20) -> float:
-    """Median wall time (µs) of `runs` steps of `fetches` after two warm-up steps."""
+    """Wall time (µs) of a step of `fetches`: of `runs` steps after two warm-up steps, the
+    mean without the fastest and slowest `STEP_TRIM` of them."""
     for _ in range(2):
         sess.run(fetches, feed_dict=feed)
     times = []
@@ -24,13 +37,13 @@ def step_time_us(sess: Any, fetches: Any, feed: Any = None, runs: int = 20) -> f
         t0 = time.perf_counter()
         sess.run(fetches, feed_dict=feed)
         times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
+    return float(trim_mean(times, STEP_TRIM))
 
 
 def measure_placement(
     session: Any, fetches: Any, devices: Mapping[str, str], feed: Any = None, runs: int = 20
 ) -> float:
-    """Median wall step time (µs) of `fetches` with each op named in `devices` on its device,
+    """Step time (µs, `step_time_us`) of `fetches` with each op named in `devices` on its device,
     in a fresh session of `session`'s graph, target and config.
 
     Every global variable is initialised afresh (values do not change step times; on a
