@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -107,21 +107,26 @@ def _profile_on(
         inits = [v.initializer for v in tf.global_variables()]
     target = session_target(sess_or_graph)
     where = {"target": target} if target else {"cpus": _cpus_needed(names)}
-    with dp.Session(graph=graph, soft=True, optimize=False, **where) as sess:
+
+    def fresh_session() -> Any:
+        return dp.Session(graph=graph, soft=True, optimize=False, **where)
+
+    def traced(sess: Any) -> Any:
+        return dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
+
+    with fresh_session() as sess:
         _present(sess, name, soft)
         if inits:
             sess.run(inits)
         # Untraced first: after traced steps a session's untraced steps run slower (up to 2x
         # for a small graph on a server), and the calibration needs what a user's step costs.
         step = step_time_us(sess, fetches, feed, runs=max(3 * repeat, 10))
-    # A session of its own: a session keeps the graph it first ran, without the new edges.
-    with (
-        _one_at_a_time(graph, fetches, feed) if one_at_a_time else nullcontext(),
-        dp.Session(graph=graph, soft=True, optimize=False, **where) as sess,
-    ):
-        if inits:
-            sess.run(inits)
-        prof = dp.run_profile(sess, fetches, feed, repeat=repeat, progress=False)
+        prof = None if one_at_a_time else traced(sess)
+    if prof is None:  # a session of its own: a session keeps the graph it first ran
+        with _one_at_a_time(graph, fetches, feed), fresh_session() as sess:
+            if inits:
+                sess.run(inits)
+            prof = traced(sess)
     ops = {
         k: {"type": v.op_type, "device": v.device, "us": v.duration_us, "bytes": v.output_bytes}
         for k, v in prof.op_stats.items()
@@ -312,8 +317,13 @@ def _measured(
     if len(tasks) <= 1:
         return {"profiles": profile_devices(session, fetches, names, feed)}, notes
     servers = measure_servers(session, tasks)
-    # A task that runs one op at a time is simulated so: its ops' times must be their own.
-    alone = [n for n in names if servers.threads.get(task_of(n) or "") == 1]
+    # A task whose CPU runs one op at a time is simulated so: its ops' times must be their own
+    # (a GPU's launches are asynchronous, and profiled as they are).
+    alone = [
+        n
+        for n in names
+        if parse_device(n).device_type == "CPU" and servers.threads.get(task_of(n) or "") == 1
+    ]
     profiles = profile_devices(session, fetches, names, feed, one_at_a_time=alone)
     pooled, notes = pool_equal_tasks(profiles, servers.threads)
     return {
