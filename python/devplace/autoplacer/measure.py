@@ -69,7 +69,7 @@ def _task(name: str) -> str:
     return task
 
 
-def _median_step(target: str, graph: Any, fetch: Any, runs: int) -> float:
+def _fresh_step_us(target: str, graph: Any, fetch: Any, runs: int) -> float:
     """Step time (µs, `step_time_us`) of `fetch` in a fresh session (graph rewriting off)."""
     import devplace as dp
 
@@ -134,7 +134,7 @@ def link_records(
     records = []
     for nbytes in sizes:
         same, cross = (
-            _median_step(target, *_chain(a, b, int(nbytes), hops, c), runs) for c in (False, True)
+            _fresh_step_us(target, *_chain(a, b, int(nbytes), hops, c), runs) for c in (False, True)
         )
         records.append(
             {
@@ -220,7 +220,7 @@ def busy_crossing_records(
     )
     cases = [(4, 0), *((int(size), crossings) for size in sizes)]
     graphs = [_busy_pair(a, b, size, k, layers, n) for size, k in cases]
-    timed = [[_median_step(target, *g, runs) for g in graphs] for _ in range(rounds + 1)]
+    timed = [[_fresh_step_us(target, *g, runs) for g in graphs] for _ in range(rounds + 1)]
     medians = np.median(timed[1:], axis=0)
     return [
         {
@@ -332,7 +332,7 @@ def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
             with tf.device(f"{task}/device:CPU:0"):
                 ops.append(tf.identity(tf.fill([1], 1.0)).op)
         fetch = tf.group(*ops)
-    return _median_step(target, graph, fetch, runs)
+    return _fresh_step_us(target, graph, fetch, runs)
 
 
 def _remote_start(target: str, tasks: list[str], runs: int, n: int = 256) -> float:
@@ -383,7 +383,7 @@ def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 25
                 h = tf.matmul(h, h)
             outs.append(tf.reduce_sum(h))
         fetch = tf.add_n(outs)
-    return _median_step(target, graph, fetch, runs)
+    return _fresh_step_us(target, graph, fetch, runs)
 
 
 def measure_servers(
