@@ -20,6 +20,26 @@ if command -v julia >/dev/null 2>&1 && julia_ok julia; then
     command -v julia
     exit 0
 fi
+# The wrapper: bullseye's libunwind first for Julia, and GCC's unwinder preloaded, so that C++
+# exceptions thrown by libraries loaded into Julia's process (TensorFlow, in process) unwind
+# through libgcc_s rather than through Julia's libunwind, which aborts on them.
+write_wrapper() {
+    local lib="$runtime/root/usr/lib/x86_64-linux-gnu"
+    local rootlib="$runtime/root/lib/x86_64-linux-gnu"
+    cat > "$wrapper" <<WRAP
+#!/bin/sh
+# Julia 1.5.3 from Debian bullseye, with bullseye's libunwind found first and GCC's unwinder
+# preloaded (made by setup-julia.sh).
+export LD_LIBRARY_PATH="$lib:$lib/julia:$rootlib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_PRELOAD="libgcc_s.so.1\${LD_PRELOAD:+ \$LD_PRELOAD}"
+exec "$runtime/root/usr/bin/julia" "\$@"
+WRAP
+    chmod +x "$wrapper"
+}
+
+if [ -x "$runtime/root/usr/bin/julia" ] && ! grep -q libgcc_s "$wrapper" 2>/dev/null; then
+    write_wrapper  # a runtime unpacked before the wrapper preloaded the unwinder
+fi
 if [ -x "$wrapper" ] && julia_ok "$wrapper"; then
     echo "$wrapper"
     exit 0
@@ -89,14 +109,6 @@ for deb in "$apt_dir"/debs/*.deb; do
 done
 rm -rf "$apt_dir"
 
-lib="$runtime/root/usr/lib/x86_64-linux-gnu"
-rootlib="$runtime/root/lib/x86_64-linux-gnu"
-cat > "$wrapper" <<WRAP
-#!/bin/sh
-# Julia 1.5.3 from Debian bullseye, with bullseye's libunwind found first (made by setup-julia.sh).
-export LD_LIBRARY_PATH="$lib:$lib/julia:$rootlib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
-exec "$runtime/root/usr/bin/julia" "\$@"
-WRAP
-chmod +x "$wrapper"
+write_wrapper
 julia_ok "$wrapper" || fail "the unpacked Julia in $runtime does not run."
 echo "$wrapper"

@@ -2,8 +2,9 @@
     DevPlace
 
 Device placement for TensorFlow graphs from Julia, in the style of ADCME's parallel computing
-chapter. TensorFlow runs in a Python host process (`python -m devplace.bridge`) started on first
-use; every call forwards to it. See docs/design.md and docs/protocol.md in the repository.
+chapter. TensorFlow runs in Julia's own process (libpython called directly) wherever it can,
+else in a Python host process (`python -m devplace.bridge`); `set_transport` chooses. Every call
+forwards to it. See docs/design.md and docs/protocol.md in the repository.
 """
 module DevPlace
 
@@ -76,7 +77,8 @@ const ADCME = DevPlace
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
-# the transport (pipes, host process, request loop), Python objects, then the API.
+# the transports (pipes to a host process; libpython in this process), Python objects, then
+# the API.
 include("frames.jl")
 include("shm.jl")
 include("wire.jl")
@@ -85,6 +87,8 @@ include("fdio.jl")
 include("gcqueue.jl")
 include("errors.jl")
 include("host.jl")
+include("cpython.jl")
+include("inprocess.jl")
 include("pyobject.jl")
 include("operators.jl")
 include("macros.jl")
@@ -110,13 +114,17 @@ include("display.jl")
 include("precompile.jl")
 
 function __init__()
+    how = get(ENV, "DEVPLACE_TRANSPORT", "auto")
+    Symbol(how) in TRANSPORTS || error("ENV[\"DEVPLACE_TRANSPORT\"] is \"", how,
+                                       "\"; hint: inprocess, process or auto")
+    TRANSPORT[] = Symbol(how)
     t = get(ENV, "DEVPLACE_TIMEOUT", "")
     isempty(t) || set_timeout(parse(Float64, t))
     spin = get(ENV, "DEVPLACE_SPIN_US", "")
     isempty(spin) || (SPIN_NS[] = round(UInt64, 1000 * max(0.0, parse(Float64, spin))))
     SHM_DIR[] = get(ENV, "DEVPLACE_SHM_DIR", SHM_DIR[])
     SHM_MIN[] = parse(Int, get(ENV, "DEVPLACE_SHM_MIN", string(SHM_MIN[])))
-    atexit(() -> (stop_host(wait = false); retire_outbox()))
+    atexit(() -> (stop_host(wait = false); retire_outbox(); finish_python()))
     get(ENV, "DEVPLACE_PRESTART", "1") == "0" || @async prestart_host()
 end
 

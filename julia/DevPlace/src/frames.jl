@@ -32,7 +32,8 @@ The bytes of one message: small values go into `buf`, large arrays are kept as s
 `parts` so they are written to the pipe without another copy. `path` holds the containers being
 encoded, outermost first (wire.jl bounds their nesting); an encoder that threw is not reused.
 With `share`, arrays of `SHM_MIN[]` bytes or more go through the outbox (shm.jl); `shared`
-says whether some did.
+says whether some did. With `refer` (the in-process transport), arrays of `BIG_PART` bytes or
+more go by address: `keep` holds them until the answer came.
 """
 mutable struct Encoder
     buf::IOBuffer
@@ -40,9 +41,12 @@ mutable struct Encoder
     path::Vector{Any}
     share::Bool
     shared::Bool
+    refer::Bool
+    keep::Vector{Any}
 end
 
-Encoder(; share::Bool = false) = Encoder(IOBuffer(), Any[], Any[], share, false)
+Encoder(; share::Bool = false, refer::Bool = false) =
+    Encoder(IOBuffer(), Any[], Any[], share, false, refer, Any[])
 
 const BIG_PART = 1 << 16
 

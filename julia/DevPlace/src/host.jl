@@ -18,7 +18,16 @@ end
 
 Base.showerror(io::IO, e::HostError) = print(io, "HostError: ", e.msg)
 
-mutable struct Host
+"""
+    Peer
+
+Julia's counterpart in Python, whatever carries the calls: a `Host` (a Python process of its
+own, over pipes) or an `InProcess` (libpython in Julia's own process, inprocess.jl). Both hold
+the Julia functions Python may call and the exceptions thrown in them, by id.
+"""
+abstract type Peer end
+
+mutable struct Host <: Peer
     proc::Base.Process
     pipes::FramePipes
     gen::Int
@@ -39,7 +48,7 @@ mutable struct Host
     dropping::Bool               # decoding an abandoned request's answer
 end
 
-const HOST = Ref{Union{Nothing,Host}}(nothing)
+const HOST = Ref{Union{Nothing,Peer}}(nothing)
 const GENERATION = Ref(0)
 const HOST_LOCK = ReentrantLock()
 const TIMEOUT = Ref(600.0)
@@ -143,7 +152,10 @@ is reported by the first call.
 """
 function prestart_host()
     try
-        lock(() -> GENERATION[] == 0 && spawn_host(), HOST_LOCK)  # none started meanwhile
+        lock(HOST_LOCK) do  # unless one was started meanwhile
+            GENERATION[] == 0 || return
+            in_process_wanted() ? prestart_inprocess() : spawn_host()
+        end
     catch err
         err isa HostError || rethrow()
     end
@@ -193,7 +205,7 @@ function host()
     disable_sigint() do
         lock(HOST_LOCK) do
             h = HOST[]
-            (h === nothing || !h.alive) && (h = spawn_host())
+            (h === nothing || !h.alive) && (h = in_process_wanted() ? start_inprocess() : spawn_host())
             h.pid == 0 ? await_hello(h) : h
         end
     end
@@ -266,7 +278,7 @@ function send(h::Host, kind::UInt8, seq::UInt32, parts::Vector{Any})
     end
 end
 
-function register_function!(h::Host, f)
+function register_function!(h::Peer, f)
     h.next_function += 1
     h.functions[h.next_function] = f
     return h.next_function
@@ -296,7 +308,7 @@ function writing_stalled(h::Host)
     end
 end
 
-function lookup_function(h::Host, id::UInt64, name::String)
+function lookup_function(h::Peer, id::UInt64, name::String)
     f = get(h.functions, id, nothing)
     f === nothing && throw(WireError("Python returned Julia function $name (id $id), which it had released"))
     return f
@@ -372,7 +384,7 @@ scopes per thread, and one host thread serves every task. Each task then builds 
 default graph, device, name and variable scopes, and leaving a scope restores only its own.
 Costs one request per change of task, nothing while one task builds.
 """
-function switch_task!(h::Host)
+function switch_task!(h::Peer)
     me = task_id()
     h.task == me && return
     last, h.task = h.task, me
@@ -380,13 +392,13 @@ function switch_task!(h::Host)
     return
 end
 
-function protocol_failure(h::Host, msg::AbstractString)
+function protocol_failure(h::Peer, msg::AbstractString)
     host_lost!(h)
     throw(HostError(string("protocol error with the DevPlace Python host: ", msg,
                            ". The host was stopped; the next call starts a fresh one.")))
 end
 
-function decode_body(h::Host, body::Vector{UInt8})
+function decode_body(h::Peer, body::Vector{UInt8})
     try
         return decode_value(body, h)
     catch err
@@ -472,7 +484,7 @@ function abandon(h::Host, seq::UInt32)
 end
 
 "The exception for an ERROR `(type, message, traceback[, julia_id])` from the host."
-function python_error(h::Host, value)
+function python_error(h::Peer, value)
     type, message, traceback = value[1]::String, value[2]::String, value[3]::String
     id = length(value) >= 4 ? value[4] : nothing
     kept = id isa Integer ? pop!(h.errors, UInt64(id), nothing) : nothing
@@ -484,7 +496,7 @@ function python_error(h::Host, value)
 end
 
 "Keep `err`, thrown by a Julia function Python called, for Python's answer; its ERROR payload."
-function callback_error!(h::Host, err, bt)
+function callback_error!(h::Peer, err, bt)
     err isa InterruptException && (h.interrupted = true)
     h.next_error += 1
     # A PyError passing through keeps its own traceback; only a Julia error needs its frames.
@@ -495,12 +507,12 @@ function callback_error!(h::Host, err, bt)
 end
 
 const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "shm.jl", "wire.jl", "requests.jl",
-    "fdio.jl", "gcqueue.jl", "host.jl", "pyobject.jl"))
+    "fdio.jl", "gcqueue.jl", "host.jl", "cpython.jl", "inprocess.jl", "pyobject.jl"))
 
 """
     user_backtrace(bt) -> String
 
-The frames of `bt` (a callback's backtrace) up to the bridge's `serve_callback`, the bridge's
+The frames of `bt` (a callback's backtrace) up to the bridge's `run_callback`, the bridge's
 own left out unless DEVPLACE_DEBUG is set. Looked up frame by frame from the top: a deeply
 nested callback must not pay for the whole stack.
 """
@@ -508,7 +520,7 @@ function user_backtrace(bt)
     debug = !(get(ENV, "DEVPLACE_DEBUG", "") in ("", "0"))
     lines = String[]
     for ptr in bt, f in StackTraces.lookup(ptr)
-        f.func === :serve_callback && break
+        f.func === :run_callback && break
         (debug || !(f.from_c || f.line <= 0 || string(f.file) in BRIDGE_FILES ||
                     f.func === :reenable_sigint)) &&
             push!(lines, string(" [", length(lines) + 1, "] ", f))
@@ -568,6 +580,17 @@ function with_op_info(f, args::Tuple, info)
 end
 
 function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
+    kind, enc = run_callback(h, body, Encoder(share = true))
+    send(h, kind, seq, message_parts(enc))
+end
+
+"""
+    run_callback(h, body, enc) -> (kind, enc)
+
+Call the Julia function a CALLBACK `body` names and encode its result (REPLY) or exception
+(ERROR, kept for Python's answer) into `enc` (a fresh one if the result cannot be encoded).
+"""
+function run_callback(h::Peer, body::Vector{UInt8}, enc::Encoder)
     call = nothing  # (f, args, kw) once decoded
     kind, payload = try
         message = decode_value(body, h)
@@ -586,7 +609,6 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
         end
         (ERROR, callback_error!(h, err, bt))
     end
-    enc = Encoder(share = true)
     try
         encode!(enc, h, payload)
     catch err
@@ -596,7 +618,7 @@ function serve_callback(h::Host, seq::UInt32, body::Vector{UInt8})
                                    sprint(showerror, err)))
         encode!(enc, h, callback_error!(h, err, backtrace()))
     end
-    send(h, kind, seq, message_parts(enc))
+    return kind, enc
 end
 
 """

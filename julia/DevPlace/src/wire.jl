@@ -198,6 +198,10 @@ function encode_array!(enc::Encoder, a::Array{T,N}) where {T<:WireNumber,N}
         return encode!(enc, nothing, a[])
     end
     N <= 255 || throw(ArgumentError("arrays of more than 255 dimensions cannot be sent"))
+    if enc.refer && sizeof(a) >= BIG_PART  # in process: Python reads it where it is
+        push!(enc.keep, a)
+        return encode!(enc, nothing, WireShared(T, size(a), "", UInt64(UInt(pointer(a))), UInt64(0)))
+    end
     shared = enc.share && SHM_MIN[] > 0 && sizeof(a) >= SHM_MIN[] ? share_array(a, !enc.shared) :
              nothing
     io = enc.buf

@@ -1,0 +1,237 @@
+# libpython in Julia's own process: finding it, loading it, and the few C API calls the
+# in-process transport makes (inprocess.jl). Every call that touches Python objects is made
+# holding the GIL (`with_gil`); the pointers are looked up once, when libpython is loaded.
+
+# dlopen's flags (Linux's values; macOS's RTLD_GLOBAL is 0x8). Libdl is not a dependency: a
+# stdlib in Julia 1.5 that the package would have to declare.
+const RTLD_NOW = Cint(2)
+const RTLD_GLOBAL = Sys.islinux() ? Cint(0x100) : Cint(0x8)
+
+"""
+    PythonFacts
+
+What the chosen interpreter says of itself (`python_facts`): its shared library, where its
+standard library lives, the `sys.path` it would use (the repository's `python/` included) and
+its executable.
+"""
+struct PythonFacts
+    executable::String
+    libpython::String  # "" when the interpreter has no shared libpython
+    home::String
+    path::Vector{String}
+    version::String
+end
+
+const FACTS_SCRIPT = """
+import os, sys, sysconfig
+lib = ""
+if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+    name = sysconfig.get_config_var("LDLIBRARY") or ""
+    for folder in (sysconfig.get_config_var("LIBDIR") or "", os.path.join(sys.base_prefix, "lib")):
+        if name and os.path.isfile(os.path.join(folder, name)):
+            lib = os.path.join(folder, name)
+            break
+print("\\0".join([sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3]]))
+print("\\0".join(sys.path[1:]))
+"""
+
+"""
+    python_facts(cmd) -> PythonFacts
+
+Ask the interpreter of the host command `cmd` (`python_command()`) about itself; a
+`HostError` naming it if it does not answer.
+"""
+function python_facts(cmd::Cmd)
+    py = cmd.exec[1]
+    out = IOBuffer()
+    err = IOBuffer()
+    ok = try
+        success(pipeline(setenv(`$py -c $FACTS_SCRIPT`, cmd.env); stdout = out, stderr = err))
+    catch e
+        false
+    end
+    lines = split(String(take!(out)), '\n')
+    (ok && length(lines) >= 2) || throw(HostError(string(
+        "could not ask the Python interpreter `", py, "` about itself: ",
+        strip(String(take!(err))), ". ", HINT_PYTHON)))
+    exe, lib, home, version = split(lines[1], '\0')
+    path = filter!(!isempty, String.(split(lines[2], '\0')))
+    return PythonFacts(exe, lib, home, path, version)
+end
+
+"""
+    unwinder_library() -> String
+
+The file of the `_Unwind_RaiseException` that C++ exceptions thrown in this process will use
+(what the global symbol scope finds first), or "" if none is loaded.
+"""
+function unwinder_library()
+    sym = ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), C_NULL, "_Unwind_RaiseException")
+    sym == C_NULL && return ""
+    info = Ref{NTuple{4,Ptr{Cvoid}}}((C_NULL, C_NULL, C_NULL, C_NULL))
+    ccall(:dladdr, Cint, (Ptr{Cvoid}, Ptr{NTuple{4,Ptr{Cvoid}}}), sym, info) == 0 && return ""
+    name = info[][1]
+    return name == C_NULL ? "" : unsafe_string(Ptr{UInt8}(name))
+end
+
+"Function and object pointers of the loaded libpython, by symbol name."
+const PYAPI = Dict{Symbol,Ptr{Cvoid}}()
+const PY_NONE = Ref(C_NULL)
+const PY_RUNTIME_ERROR = Ref(C_NULL)
+
+const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
+    :PyEval_RestoreThread, :PyGILState_Ensure, :PyGILState_Release, :PyRun_SimpleString,
+    :PyImport_ImportModule, :PyObject_GetAttrString, :PyObject_CallOneArg, :PyObject_CallObject,
+    :PyTuple_New, :PyTuple_SetItem, :PyTuple_GetItem, :PyBytes_AsString, :PyBytes_Size,
+    :PyByteArray_FromStringAndSize, :PyByteArray_AsString, :PyLong_FromLongLong,
+    :PyFloat_FromDouble, :PyUnicode_FromString, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
+    :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
+    :PyLong_AsLongLong)
+
+api(name::Symbol) = PYAPI[name]
+
+"""
+    load_libpython(path)
+
+`dlopen` libpython into the global symbol scope (Python's extension modules link against its
+symbols) and look up the API.
+"""
+function load_libpython(path::String)
+    lib = ccall(:dlopen, Ptr{Cvoid}, (Cstring, Cint), path, RTLD_NOW | RTLD_GLOBAL)
+    lib == C_NULL && throw(HostError(string("cannot load ", path, ": ",
+                                            unsafe_string(ccall(:dlerror, Cstring, ())))))
+    symbol(name) = (p = ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), lib, name);
+                    p == C_NULL ? throw(HostError("$path has no $name")) : p)
+    for name in API_NAMES
+        PYAPI[name] = symbol(string(name))
+    end
+    PY_NONE[] = symbol("_Py_NoneStruct")
+    PY_RUNTIME_ERROR[] = unsafe_load(Ptr{Ptr{Cvoid}}(symbol("PyExc_RuntimeError")))
+    return nothing
+end
+
+"""
+    with_gil(f)
+
+Run `f()` holding Python's GIL (re-entrant: a callback from Python already holds it).
+"""
+function with_gil(f)
+    state = ccall(api(:PyGILState_Ensure), Cint, ())
+    try
+        return f()
+    finally
+        ccall(api(:PyGILState_Release), Cvoid, (Cint,), state)
+    end
+end
+
+py_decref(o::Ptr{Cvoid}) = o == C_NULL || ccall(api(:Py_DecRef), Cvoid, (Ptr{Cvoid},), o)
+py_incref(o::Ptr{Cvoid}) = ccall(api(:Py_IncRef), Cvoid, (Ptr{Cvoid},), o)
+
+"The pending Python exception as one line, cleared (\"\" if none)."
+function take_py_error()
+    ccall(api(:PyErr_Occurred), Ptr{Cvoid}, ()) == C_NULL && return ""
+    t, v, tb = Ref(C_NULL), Ref(C_NULL), Ref(C_NULL)
+    ccall(api(:PyErr_Fetch), Cvoid, (Ref{Ptr{Cvoid}}, Ref{Ptr{Cvoid}}, Ref{Ptr{Cvoid}}), t, v, tb)
+    text = "unknown Python error"
+    for o in (v[], t[])
+        o == C_NULL && continue
+        s = ccall(api(:PyObject_Str), Ptr{Cvoid}, (Ptr{Cvoid},), o)
+        if s != C_NULL
+            u = ccall(api(:PyUnicode_AsUTF8), Ptr{UInt8}, (Ptr{Cvoid},), s)
+            u == C_NULL || (text = unsafe_string(u))
+            py_decref(s)
+            break
+        end
+    end
+    foreach(py_decref, (t[], v[], tb[]))
+    return text
+end
+
+"`o`, a new reference, or a `HostError` saying what `doing` failed with."
+function checked(o::Ptr{Cvoid}, doing::AbstractString)
+    o == C_NULL && throw(HostError(string("Python in Julia's process failed while ", doing, ": ",
+                                          take_py_error())))
+    return o
+end
+
+py_getattr(o::Ptr{Cvoid}, name::String) =
+    checked(ccall(api(:PyObject_GetAttrString), Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), o, name),
+            "looking up `$name`")
+
+py_import(name::String) =
+    checked(ccall(api(:PyImport_ImportModule), Ptr{Cvoid}, (Cstring,), name), "importing $name")
+
+"Call `f(args...)`; each argument a new reference that the call takes over."
+function py_call(f::Ptr{Cvoid}, args::Ptr{Cvoid}...)
+    t = checked(ccall(api(:PyTuple_New), Ptr{Cvoid}, (Cssize_t,), length(args)), "making a tuple")
+    for (i, a) in enumerate(args)
+        ccall(api(:PyTuple_SetItem), Cint, (Ptr{Cvoid}, Cssize_t, Ptr{Cvoid}), t, i - 1, a)
+    end
+    r = ccall(api(:PyObject_CallObject), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), f, t)
+    py_decref(t)
+    return r
+end
+
+py_str(s::AbstractString) = ccall(api(:PyUnicode_FromString), Ptr{Cvoid}, (Cstring,), s)
+py_int(x::Integer) = ccall(api(:PyLong_FromLongLong), Ptr{Cvoid}, (Clonglong,), x)
+py_float(x::Real) = ccall(api(:PyFloat_FromDouble), Ptr{Cvoid}, (Cdouble,), x)
+
+"A new Python `bytearray` holding `parts` (byte vectors and numeric arrays) one after another."
+function py_bytearray(parts::Vector{Any}, first::UInt8)
+    n = 1
+    for p in parts
+        n += nbytes(p)
+    end
+    b = checked(ccall(api(:PyByteArray_FromStringAndSize), Ptr{Cvoid}, (Ptr{UInt8}, Cssize_t),
+                      C_NULL, n), "making a bytearray of $n bytes")
+    dest = ccall(api(:PyByteArray_AsString), Ptr{UInt8}, (Ptr{Cvoid},), b)
+    unsafe_store!(dest, first)
+    at = 1
+    for p in parts
+        GC.@preserve p unsafe_copyto!(dest + at, Ptr{UInt8}(pointer(p)), nbytes(p))
+        at += nbytes(p)
+    end
+    return b
+end
+
+"The bytes of Python `bytes` object `o` (valid while `o` lives), without a copy."
+function bytes_of(o::Ptr{Cvoid})
+    ptr = ccall(api(:PyBytes_AsString), Ptr{UInt8}, (Ptr{Cvoid},), o)
+    ptr == C_NULL && throw(WireError("expected bytes from Python: " * take_py_error()))
+    n = ccall(api(:PyBytes_Size), Cssize_t, (Ptr{Cvoid},), o)
+    return unsafe_wrap(Array, ptr, n)
+end
+
+tuple_item(t::Ptr{Cvoid}, i::Integer) =
+    ccall(api(:PyTuple_GetItem), Ptr{Cvoid}, (Ptr{Cvoid}, Cssize_t), t, i)  # borrowed
+
+# A Python builtin function whose C body is a Julia function (METH_O: one argument), as
+# PythonCall.jl makes its callbacks: Python calls it as fast as any builtin.
+struct PyMethodDef
+    name::Ptr{UInt8}
+    meth::Ptr{Cvoid}
+    flags::Cint
+    doc::Ptr{UInt8}
+end
+
+const METH_O = Cint(0x0008)
+
+"""
+    py_builtin(name, fptr) -> Ptr
+
+A Python callable of one argument whose body is C function `fptr(self, arg) -> PyObject*`
+(its definition lives as long as the process).
+"""
+function py_builtin(name::String, fptr::Ptr{Cvoid})
+    def = Ptr{PyMethodDef}(Libc.malloc(sizeof(PyMethodDef)))
+    cname = ccall(:strdup, Ptr{UInt8}, (Cstring,), name)
+    unsafe_store!(def, PyMethodDef(cname, fptr, METH_O, C_NULL))
+    return checked(ccall(api(:PyCFunction_NewEx), Ptr{Cvoid}, (Ptr{PyMethodDef}, Ptr{Cvoid},
+                                                                Ptr{Cvoid}), def, C_NULL, C_NULL),
+                   "making the Julia callback")
+end
+
+"A Python string literal of `s` (for code run with `PyRun_SimpleString`)."
+py_literal(s::AbstractString) =
+    string("'", join(isascii(c) && (isletter(c) || isdigit(c) || c in "/._-+:@ ") ? string(c) :
+                     string("\\U", string(UInt32(c), base = 16, pad = 8)) for c in s), "'")

@@ -1,0 +1,337 @@
+# The in-process transport: Python and TensorFlow in Julia's own process, called through
+# libpython's C API (cpython.jl); python/devplace/bridge/inprocess.py is the other end. The
+# messages are the pipe transport's frame bodies, handed over as byte strings, so the meaning
+# of every call (peer.py in Python, pyobject.jl here) is one for both transports; large arrays
+# go by address instead of through a pipe or shared memory. The host process (host.jl) stays
+# as the isolating transport, chosen with `set_transport(:process)` or
+# `ENV["DEVPLACE_TRANSPORT"] = "process"`, and automatically, with one line saying why,
+# wherever Python cannot run here (`refuse_inprocess!`).
+
+"""
+    InProcess
+
+Python in Julia's own process, as the peer of DevPlace's calls (see `Peer`): the Python
+`InProcess` object (`peer`) and its bound `request` and `release`.
+"""
+mutable struct InProcess <: Peer
+    gen::Int
+    pid::Int
+    alive::Bool
+    functions::Dict{UInt64,Any}  # Julia functions Python holds, by id
+    next_function::UInt64
+    errors::Dict{UInt64,Any}     # (exception, backtrace text) thrown in callbacks, by id
+    next_error::UInt64
+    interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
+    task::Int                    # the Julia task whose scopes Python has installed (0: none)
+    peer::Ptr{Cvoid}
+    request::Ptr{Cvoid}
+    release::Ptr{Cvoid}
+end
+
+"How DevPlace reaches Python: `:auto`, `:inprocess` or `:process` (see `set_transport`)."
+const TRANSPORT = Ref(:auto)
+"Why Python cannot run in this process (\"\" while nothing says it cannot)."
+const REFUSED = Ref("")
+const PY_STARTED = Ref(false)
+const PY_MODULE = Ref(C_NULL)  # devplace.bridge.inprocess
+const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
+const TRANSPORTS = (:auto, :inprocess, :process)
+
+"""
+    set_transport(t::Symbol) -> Symbol
+
+Choose how DevPlace reaches Python:
+- `:inprocess`: libpython in Julia's own process (TensorFlow loaded with `RTLD_DEEPBIND`). A
+  call costs what it costs in Python, arrays cross without a pipe; a crash inside TensorFlow
+  ends the Julia session, and Ctrl-C takes effect when Python calls Julia back or returns.
+- `:process`: a Python process of its own over pipes (the isolating transport): each call is a
+  round trip (~15 µs), a crash there leaves Julia running, Ctrl-C abandons a running call.
+- `:auto` (the default): in process wherever it can serve, else the process, with one line
+  on stderr saying why.
+`ENV["DEVPLACE_TRANSPORT"]` (`inprocess`, `process` or `auto`) sets it when DevPlace loads. A
+running peer of the other kind is stopped: its Python objects are gone.
+"""
+function set_transport(t::Symbol)
+    t in TRANSPORTS || throw(ArgumentError(string("unknown transport :", t, "; hint: one of ",
+                                                  join(TRANSPORTS, ", ", " or "))))
+    lock(HOST_LOCK) do
+        TRANSPORT[] = t
+        h = HOST[]
+        h === nothing || !h.alive || (h isa InProcess) == in_process_wanted() || stop_host()
+    end
+    return t
+end
+
+"""
+    transport() -> Symbol
+
+`:inprocess` or `:process`: the running peer's transport, or the one the next call tries first.
+"""
+function transport()
+    h = HOST[]
+    h !== nothing && h.alive && return h isa InProcess ? :inprocess : :process
+    return in_process_wanted() ? :inprocess : :process
+end
+
+in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
+
+"""
+    refuse_inprocess!(why)
+
+Python cannot run in this process (`why`): from now on the host process serves, said once on
+stderr; an error if `:inprocess` was asked for explicitly.
+"""
+function refuse_inprocess!(why::AbstractString)
+    REFUSED[] = why
+    TRANSPORT[] == :inprocess && throw(HostError(string(
+        "DevPlace cannot run Python in Julia's process: ", why, ". Hint: ",
+        "DevPlace.set_transport(:process) (or ENV[\"DEVPLACE_TRANSPORT\"] = \"process\") ",
+        "runs it in a process of its own.")))
+    println(stderr, "DevPlace: Python runs in a process of its own, not in Julia's: ", why,
+            ". (ENV[\"DEVPLACE_TRANSPORT\"] = \"process\" chooses that without this line.)")
+    return nothing
+end
+
+"Why C++ exceptions cannot be thrown safely in this process, or nothing."
+function unwinder_obstacle()
+    lib = unwinder_library()
+    (isempty(lib) || occursin("libgcc_s", basename(lib))) && return nothing
+    return string("C++ exceptions would unwind through ", lib, ", not GCC's libgcc_s, and ",
+                  "abort: start Julia with LD_PRELOAD=libgcc_s.so.1 (the project's ",
+                  ".julia-runtime/julia does)")
+end
+
+"""
+    start_python() -> Bool
+
+Load and initialise libpython (once per Julia session) and start importing TensorFlow and
+devplace on a Python thread; false (said why) where Python cannot run in this process.
+"""
+function start_python()
+    PY_STARTED[] && return true
+    isempty(REFUSED[]) || return false
+    why = unwinder_obstacle()
+    why === nothing || (refuse_inprocess!(why); return false)
+    facts = python_facts(python_command())
+    if isempty(facts.libpython)
+        refuse_inprocess!(string("`", facts.executable, "` (Python ", facts.version,
+                                 ") has no shared libpython"))
+        return false
+    end
+    try
+        load_libpython(facts.libpython)
+        init_python(facts)
+    catch err
+        refuse_inprocess!(string("starting ", facts.libpython, " failed: ", sprint(showerror, err)))
+        return false
+    end
+    PY_STARTED[] = true
+    return true
+end
+
+function init_python(facts::PythonFacts)
+    if ccall(api(:Py_IsInitialized), Cint, ()) == 0
+        had_home = get(ENV, "PYTHONHOME", nothing)
+        ENV["PYTHONHOME"] = facts.home  # read once, while Python starts
+        try
+            ccall(api(:Py_InitializeEx), Cvoid, (Cint,), 0)  # Julia keeps its signal handlers
+        finally
+            had_home === nothing ? delete!(ENV, "PYTHONHOME") : (ENV["PYTHONHOME"] = had_home)
+        end
+    else
+        ccall(api(:PyGILState_Ensure), Cint, ())  # someone else started it: hold the GIL here too
+    end
+    paths = join((py_literal(p) for p in facts.path), ", ")
+    keep_home = haskey(ENV, "PYTHONHOME") ? "" : "os.environ.pop('PYTHONHOME', None)\n"
+    code = string("import os, sys\n", keep_home,
+                  "sys.path[:] = [", paths, "]\n",
+                  "sys.executable = ", py_literal(facts.executable), "\n",
+                  "sys.argv = ['']\n",
+                  "sys.stdout.reconfigure(line_buffering=True)\n",
+                  "import devplace.bridge.inprocess as m\n",
+                  "m.load(['devplace.bridge.julia_semantics'])\n")
+    ccall(api(:PyRun_SimpleString), Cint, (Cstring,), code) == 0 ||
+        throw(HostError("setting up Python failed (its error is printed above)"))
+    PY_MODULE[] = py_import("devplace.bridge.inprocess")
+    PY_JULIA[] = py_builtin("julia", julia_entry_pointer())
+    ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())  # the GIL is taken for each call
+    return nothing
+end
+
+"""
+    prestart_inprocess()
+
+Start Python and TensorFlow's import in the background (`prestart_host`); a reason not to run
+in process shows now, the rest on first use.
+"""
+prestart_inprocess() = start_python() || spawn_host()
+
+"""
+    start_inprocess() -> Peer
+
+The in-process peer once TensorFlow and devplace are loaded (at most `START_TIMEOUT[]`
+seconds), or a host process where Python cannot run here (said why).
+"""
+function start_inprocess()
+    start_python() || return spawn_host()
+    why = with_gil() do
+        ready = py_getattr(PY_MODULE[], "ready")
+        r = checked(py_call(ready, py_float(START_TIMEOUT[])), "loading TensorFlow")
+        py_decref(ready)
+        text = r == PY_NONE[] ? nothing : unsafe_string(ccall(api(:PyUnicode_AsUTF8), Ptr{UInt8},
+                                                              (Ptr{Cvoid},), r))
+        py_decref(r)
+        text
+    end
+    why === nothing || (refuse_inprocess!(string("TensorFlow did not load in Julia's process (",
+                                                 why, ")")); return spawn_host())
+    GENERATION[] += 1
+    h = with_gil() do
+        start = py_getattr(PY_MODULE[], "start")
+        py_incref(PY_JULIA[])  # the argument tuple takes this reference
+        peer = checked(py_call(start, PY_JULIA[], py_int(BIG_PART)), "starting the peer")
+        py_decref(start)
+        InProcess(GENERATION[], getpid(), true, Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
+                  UInt64(0), false, 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"))
+    end
+    take_releases(h.gen)
+    HOST[] = h
+    return h
+end
+
+function host_lost!(h::InProcess; wait::Bool = true)
+    h.alive || return nothing
+    h.alive = false
+    HOST[] === h && (HOST[] = nothing)
+    with_gil() do
+        reset = py_getattr(h.peer, "reset")
+        py_decref(py_call(reset))  # the objects held for Julia go now
+        foreach(py_decref, (reset, h.request, h.release, h.peer))
+    end
+    empty!(h.functions)
+    empty!(h.errors)
+    return nothing
+end
+
+"Julia exits: Python's exit functions run now, while Julia's IO still works."
+function finish_python()
+    PY_STARTED[] || return nothing
+    with_gil() do
+        finish = py_getattr(PY_MODULE[], "finish")
+        py_decref(py_call(finish))
+        py_decref(finish)
+    end
+    return nothing
+end
+
+make_handle(h::InProcess, id::UInt64) = PyObject(id, h.gen)
+
+"""
+    shared_array(h::InProcess, T, dims, "", address, order)
+
+A copy of the array Python sent by address (alive until its answer is released): column-major
+(`order` 0) or row-major (1, a numpy array as TensorFlow returns it), transposed in the copy.
+"""
+function shared_array(h::InProcess, ::Type{T}, dims::Tuple, path::String, offset::UInt64,
+                      stamp::UInt64) where {T}
+    isempty(path) || throw(WireError("in process, arrays come by address, not from $path"))
+    p = Ptr{T}(UInt(offset))
+    stamp == 0 && return copy(unsafe_wrap(Array, p, dims))
+    n = length(dims)
+    return permutedims(unsafe_wrap(Array, p, reverse(dims)), ntuple(i -> n + 1 - i, n))
+end
+
+function flush_releases(h::InProcess)
+    ids = take_releases(h.gen)
+    isempty(ids) && return
+    body = encode_value(ids)
+    b = checked(ccall(api(:PyByteArray_FromStringAndSize), Ptr{Cvoid}, (Ptr{UInt8}, Cssize_t),
+                      body, length(body)), "sending released handles")
+    r = ccall(api(:PyObject_CallOneArg), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), h.release, b)
+    py_decref(b)
+    py_decref(checked(r, "releasing handles"))
+    return
+end
+
+function exchange(h::InProcess, op::UInt8, args::Tuple)
+    enc = Encoder(refer = true)
+    write(enc.buf, op)
+    first_new = h.next_function + 1
+    try
+        encode!(enc, h, args)
+    catch
+        for id in first_new:h.next_function
+            delete!(h.functions, id)
+        end
+        rethrow()
+    end
+    body = take!(enc.buf)
+    kind, value = with_gil() do
+        flush_releases(h)
+        frame = checked(ccall(api(:PyByteArray_FromStringAndSize), Ptr{Cvoid},
+                              (Ptr{UInt8}, Cssize_t), body, length(body)), "sending a request")
+        r = GC.@preserve enc ccall(api(:PyObject_CallOneArg), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}),
+                                   h.request, frame)
+        py_decref(frame)
+        take_answer(h, checked(r, string("answering a `", op_name(op), "` request")))
+    end
+    if kind == REPLY
+        h.interrupted && (h.interrupted = false; throw(InterruptException()))
+        return value
+    end
+    err = python_error(h, value)
+    err isa InterruptException && (h.interrupted = false)
+    throw(err)
+end
+
+"Decode the answer tuple `r` (released here): its kind and value; forget what Python released."
+function take_answer(h::InProcess, r::Ptr{Cvoid})
+    try
+        bytes = bytes_of(tuple_item(r, 0))
+        isempty(bytes) && protocol_failure(h, "an empty answer")
+        value = decode_body(h, unsafe_wrap(Array, pointer(bytes) + 1, length(bytes) - 1))
+        dropped = tuple_item(r, 2)
+        if dropped != PY_NONE[]
+            for id in decode_value(copy(bytes_of(dropped)))
+                delete!(h.functions, UInt64(id))
+            end
+        end
+        return bytes[1], value
+    finally
+        py_decref(r)
+    end
+end
+
+"""
+    julia_entry(self, arg) -> PyObject*
+
+The C body of the Python builtin through which Python calls Julia functions: `arg` is a
+CALLBACK body (bytes); the answer is a new `bytearray` (kind byte, then the REPLY or ERROR
+body). Runs without the GIL, so Python's threads go on meanwhile; nothing escapes it but a
+Python exception for a failure of the bridge itself.
+"""
+function julia_entry(self::Ptr{Cvoid}, arg::Ptr{Cvoid})::Ptr{Cvoid}
+    saved = C_NULL
+    try
+        h = HOST[]
+        h isa InProcess || throw(HostError("Python called Julia without an in-process peer"))
+        body = bytes_of(arg)
+        saved = ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
+        kind, enc = run_callback(h, body, Encoder())
+        ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
+        saved = C_NULL
+        return py_bytearray(message_parts(enc), kind)
+    catch err
+        saved == C_NULL || ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
+        message = try
+            sprint(showerror, err)
+        catch
+            string(typeof(err))
+        end
+        ccall(api(:PyErr_SetString), Cvoid, (Ptr{Cvoid}, Cstring), PY_RUNTIME_ERROR[],
+              "DevPlace.jl: " * message)
+        return C_NULL
+    end
+end
+
+julia_entry_pointer() = @cfunction(julia_entry, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}))

@@ -1,0 +1,275 @@
+"""The in-process transport: DevPlace.jl calls Python through libpython's C API in Julia's own
+process (DevPlace.jl's `cpython.jl` and `inprocess.jl` are the other end).
+
+Messages are the pipe transport's frame bodies (docs/protocol.md), handed over as byte
+strings: Julia calls `InProcess.request` with a REQUEST body and gets the answer back; a
+callback calls the Julia function that `start` was given. Large arrays go by address (a shared
+array with an empty path; `offset` is the address, `stamp` 1 for row-major data): Julia's feeds
+are read where Julia wrote them during an `IN_PLACE` request and copied otherwise, and what
+Python sends Julia stays alive until Julia has copied it out.
+
+TensorFlow's libraries are loaded with `RTLD_DEEPBIND`, so that their LLVM symbols bind to their
+own copies rather than to the LLVM Julia links (the clash hangs the import); GCC's unwinder must
+come first in the process (DevPlace.jl checks). A Julia function that TensorFlow calls on one
+of its own threads (a `py_func`) runs on Julia's thread: a run of a graph that holds such ops
+goes to a worker thread, and Julia's thread serves the calls until the run ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import importlib
+import os
+import queue
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from devplace.bridge import wire
+from devplace.bridge.callbacks import JuliaError, JuliaFunction
+from devplace.bridge.peer import Peer
+
+__all__ = ["InProcess", "start"]
+
+#: The op types through which TensorFlow calls Python (and so maybe Julia) on its own threads.
+_PY_FUNC_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+class _ThreadCall:
+    """A Julia call made on another thread, waiting for Julia's thread to make it."""
+
+    __slots__ = ("fn", "args", "kwargs", "done", "value", "error")
+
+    def __init__(self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class InProcess(Peer):
+    """Julia's counterpart in Julia's own process."""
+
+    def __init__(self, julia: Callable[[bytes], bytearray], min_bytes: int) -> None:
+        super().__init__()
+        self._julia = julia
+        self.min_bytes = min_bytes
+        self._keep: list[Any] = []  # arrays of the message being encoded, by address
+        self._thread_calls: queue.SimpleQueue[_ThreadCall | None] = queue.SimpleQueue()
+        self._serving_runs = 0  # runs whose Julia calls from other threads Julia's thread makes
+        self._thread_errors: list[JuliaError] = []
+
+    # --- arrays by address --------------------------------------------------------------
+    def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
+        if self.min_bytes <= 0 or a.nbytes < self.min_bytes or a.size == 0:
+            return None
+        if a.dtype == dtype and a.flags.f_contiguous:
+            data, order = a, 0
+        elif a.dtype == dtype and a.flags.c_contiguous:
+            data, order = a, 1  # Julia copies it out transposed: one copy, not two
+        else:
+            data, order = np.asfortranarray(a, dtype=dtype), 0
+        self._keep.append(data)
+        return "", data.ctypes.data, order
+
+    def shared_array(
+        self, dtype: np.dtype[Any], shape: tuple[int, ...], path: str, offset: int, stamp: int
+    ) -> Any:
+        if path or stamp:
+            raise wire.DecodeError(f"in process, arrays come by address, not from {path!r}")
+        count = 1
+        for d in shape:
+            count *= d
+        if count == 0:
+            return np.zeros(shape, dtype, order="F")
+        memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(offset)
+        view = np.frombuffer(memory, dtype, count).reshape(shape, order="F")
+        return view if self.in_place else view.copy(order="F")
+
+    # --- Julia's calls ------------------------------------------------------------------
+    def request(self, body: bytearray) -> tuple[bytes, list[Any] | None, bytes | None]:
+        """Answer a REQUEST body: the answer (kind byte, then its body), the arrays it points
+        into (Julia holds them until it has copied them out), and the Julia functions Python
+        released meanwhile (encoded ids, or None)."""
+        outer, self._keep = self._keep, []
+        try:
+            kind, buffers = self.answer(memoryview(body))
+            keep = self._keep
+        finally:
+            self._keep = outer
+        answer = b"".join([bytes((kind,)), *buffers])
+        dropped = self.take_dropped()
+        return answer, keep or None, wire.encode_bytes(dropped) if dropped else None
+
+    def reset(self) -> None:
+        """Julia's `stop_host`: forget every object held for Julia (a fresh start's state)."""
+        self.handles = type(self.handles)()
+
+    # --- callbacks into Julia -------------------------------------------------------------
+    def exchange_callback(self, call: tuple[Any, ...]) -> tuple[int, Any]:
+        outer, self._keep = self._keep, []
+        try:
+            buffers = self.encode(call).buffers()
+            keep = self._keep  # noqa: F841 - alive until Julia has copied the arrays out
+        finally:
+            self._keep = outer
+        answer = self._julia(b"".join(buffers))
+        return answer[0], wire.decode(memoryview(answer)[1:], self)
+
+    def call_from_thread(
+        self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """Hand the call to Julia's thread, which serves such calls while a run is in flight
+        (`serve_run`), and wait for its result."""
+        if not self._serving_runs:
+            raise RuntimeError(
+                f"Julia function {fn.name} was called on a Python thread other than Julia's, "
+                "outside a session run: Julia can only run it on its own thread. Hint: call it "
+                "from a py_func op of a graph that a session runs, or from Julia's thread"
+            )
+        call = _ThreadCall(fn, args, kwargs)
+        self._thread_calls.put(call)
+        call.done.wait()
+        if call.error is not None:
+            raise call.error
+        return call.value
+
+    def serve_run(self, run: Callable[[], Any]) -> Any:
+        """Run `run()` (a session's run) on a worker thread while this thread, Julia's, makes the
+        Julia calls that TensorFlow's threads hand over. A Julia exception in one of them is
+        raised here as itself, not as TensorFlow's error that wraps its text."""
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["value"] = run()
+            except BaseException as exc:  # noqa: BLE001 - raised on Julia's thread below
+                outcome["error"] = exc
+            finally:
+                self._thread_calls.put(None)
+
+        self._serving_runs += 1
+        errors_before = len(self._thread_errors)
+        worker = threading.Thread(target=work, name="devplace-run", daemon=True)
+        worker.start()
+        try:
+            while (call := self._thread_calls.get()) is not None:
+                try:
+                    call.value = self.call_julia(call.fn, call.args, call.kwargs)
+                except BaseException as exc:  # noqa: BLE001 - raised in TensorFlow's thread
+                    call.error = exc
+                    if isinstance(exc, JuliaError):
+                        self._thread_errors.append(exc)
+                finally:
+                    call.done.set()
+        finally:
+            self._serving_runs -= 1
+            worker.join()
+        raised = self._thread_errors[errors_before:]
+        del self._thread_errors[errors_before:]
+        if "error" in outcome:
+            if raised:
+                raise raised[0] from outcome["error"]
+            raise outcome["error"]
+        return outcome["value"]
+
+
+def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]]) -> bool:
+    """Does `graph` hold ops through which TensorFlow calls Python on its own threads?"""
+    version = graph.version
+    seen = versions.get(id(graph))
+    if seen is None or seen[0] != version:
+        found = any(op.type in _PY_FUNC_OPS for op in graph.get_operations())
+        seen = versions[id(graph)] = (version, found)
+    return seen[1]
+
+
+def _serve_py_funcs(peer: InProcess) -> None:
+    """Route session runs of graphs with py_func ops through `peer.serve_run` while Julia
+    functions live in Python (else a run costs nothing more)."""
+    from tensorflow.python.client import session
+
+    plain = session.BaseSession._call_tf_sessionrun
+    versions: dict[int, tuple[int, bool]] = {}
+
+    def call_tf_sessionrun(self: Any, *args: Any) -> Any:
+        if (
+            peer.julia_functions
+            and threading.get_ident() == peer._thread
+            and _runs_julia_on_tf_threads(self.graph, versions)
+        ):
+            return peer.serve_run(lambda: plain(self, *args))
+        return plain(self, *args)
+
+    session.BaseSession._call_tf_sessionrun = call_tf_sessionrun
+
+
+class _Loader:
+    """Imports the modules Julia will need on a thread of its own, while Julia goes on."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._load, args=(names,), name="devplace-load")
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _load(self, names: Sequence[str]) -> None:
+        try:
+            for name in names:
+                importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - reported by `ready`
+            self.error = exc
+
+
+_LOADER: _Loader | None = None
+_PEER: InProcess | None = None
+
+
+def load(names: Sequence[str]) -> None:
+    """Start importing `names` (TensorFlow and devplace) with TensorFlow's libraries bound to
+    themselves first (`RTLD_DEEPBIND`), on a thread of its own."""
+    global _LOADER
+    sys.setdlopenflags(os.RTLD_NOW | os.RTLD_DEEPBIND)
+    _LOADER = _Loader(names)
+
+
+def ready(timeout: float) -> str | None:
+    """Wait up to `timeout` seconds for `load`: None once loaded, else why not (one line)."""
+    assert _LOADER is not None, "load() first"
+    _LOADER.thread.join(timeout)
+    if _LOADER.thread.is_alive():
+        return f"loading TensorFlow took longer than {timeout:g} s"
+    if _LOADER.error is not None:
+        err = _LOADER.error
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        return f"{type(err).__name__}: {first}" if first else type(err).__name__
+    return None
+
+
+def start(julia: Callable[[bytes], bytearray], min_bytes: int) -> InProcess:
+    """The peer for Julia (after `ready`): `julia` calls Julia back, arrays of at least
+    `min_bytes` go by address. Julia's next start (after `stop_host`) gets the same peer with
+    nothing held for Julia any more."""
+    global _PEER
+    if _PEER is not None:
+        _PEER.reset()
+        _PEER.min_bytes = min_bytes
+        return _PEER
+    _PEER = InProcess(julia, min_bytes)
+    if "tensorflow" in sys.modules:
+        _serve_py_funcs(_PEER)
+    return _PEER
+
+
+def finish() -> None:
+    """Julia exits: run Python's exit functions now, while Julia's IO still works, and flush."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
