@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import select
 import subprocess
 import time
 from pathlib import Path
 
-from julia_runner import PROJECT, REPO, require_julia
+from julia_runner import PROJECT, julia_env, require_julia
 
 
 class JuliaScript:
     """A Julia process running `code` (DevPlace loaded), read line by line with deadlines.
 
     `env` adds to the environment; `wrap` is a command the Julia command line is appended to
-    (e.g. one that mounts a small /dev/shm in a private mount namespace first)."""
+    (e.g. one that mounts a small /dev/shm in a private mount namespace first); `transport` is
+    DevPlace.jl's (the host process unless said: these tests signal and kill it)."""
 
     def __init__(
         self,
@@ -24,13 +24,12 @@ class JuliaScript:
         *args: str,
         env: dict[str, str] | None = None,
         wrap: tuple[str, ...] = (),
+        transport: str = "process",
     ) -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         script = tmp / "script.jl"
         script.write_text("Base.exit_on_sigint(false)\nusing DevPlace\n" + code, encoding="utf-8")
-        full_env = {**os.environ, **(env or {})}
-        full_env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
-        full_env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+        full_env = julia_env(transport, env)
         self.proc = subprocess.Popen(
             [*wrap, require_julia(), f"--project={PROJECT}", str(script), *args],
             stdout=subprocess.PIPE,

@@ -18,6 +18,20 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "julia" / "DevPlace"
 
+#: DevPlace.jl's transports (`ENV["DEVPLACE_TRANSPORT"]`): Python in Julia's own process (the
+#: default), and the isolating host process. Tests of what both must do run under each.
+TRANSPORTS = ("inprocess", "process")
+
+
+def julia_env(transport: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a DevPlace.jl test process runs in: the project-local depot unless one
+    is set, the project's Python, and `transport`."""
+    env = {**os.environ, **(extra or {})}
+    env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
+    env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+    env["DEVPLACE_TRANSPORT"] = transport
+    return env
+
 
 def _works(julia: str) -> bool:
     try:
@@ -53,15 +67,14 @@ def require_julia() -> str:
     return julia
 
 
-def run_julia(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run Julia with DevPlace's project; the depot is project-local unless one is set."""
-    env = dict(os.environ)
-    env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
-    env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+def run_julia(
+    args: list[str], cwd: Path, timeout: float, transport: str = "inprocess"
+) -> subprocess.CompletedProcess[str]:
+    """Run Julia with DevPlace's project and `transport` (see `julia_env`)."""
     return subprocess.run(
         [require_julia(), f"--project={PROJECT}", *args],
         cwd=cwd,
-        env=env,
+        env=julia_env(transport),
         capture_output=True,
         text=True,
         timeout=timeout,

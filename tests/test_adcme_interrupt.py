@@ -6,7 +6,6 @@ last step scipy accepted (the best values so far), not the start and not a trial
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -14,7 +13,7 @@ import threading
 import time
 
 import pytest
-from julia_runner import PROJECT, REPO, require_julia
+from julia_runner import PROJECT, TRANSPORTS, julia_env, require_julia
 
 SCRIPT = """
 using DevPlace
@@ -37,15 +36,14 @@ println("AFTER ", run(sess, loss))
 """
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("callback", ["slow", "fast"])
 def test_ctrl_c_stops_bfgs_with_the_variables_at_the_last_accepted_step(
-    callback: str, tmp_path
+    callback: str, transport: str, tmp_path
 ) -> None:
     script = tmp_path / "interrupt.jl"
     script.write_text(SCRIPT)
-    env = dict(os.environ)
-    env.setdefault("JULIA_DEPOT_PATH", str(REPO / ".julia-depot"))
-    env.setdefault("DEVPLACE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+    env = julia_env(transport)
     proc = subprocess.Popen(
         [require_julia(), f"--project={PROJECT}", str(script), callback],
         stdout=subprocess.PIPE,

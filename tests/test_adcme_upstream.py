@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from julia_runner import REPO, run_julia
+from julia_runner import REPO, TRANSPORTS, run_julia
 
 UPSTREAM = REPO / "julia" / "DevPlace" / "test" / "upstream"
 
@@ -43,10 +43,13 @@ UNTESTED_UPSTREAM = {
 }
 
 
-def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
-    """Each top-level testset of `file`, run in `cwd` (it writes files there), with its status
-    (PASS, FAIL, EMPTY or BROKEN); and the runner's report, failed tests' values included."""
-    done = run_julia([str(UPSTREAM / "run_upstream.jl"), file], cwd=cwd, timeout=900)
+def upstream_results(file: str, cwd: Path, transport: str) -> tuple[dict[str, str], str]:
+    """Each top-level testset of `file`, run in `cwd` (it writes files there) over `transport`,
+    with its status (PASS, FAIL, EMPTY or BROKEN); and the runner's report, failed tests'
+    values included."""
+    done = run_julia(
+        [str(UPSTREAM / "run_upstream.jl"), file], cwd=cwd, timeout=900, transport=transport
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = re.findall(r"^UPSTREAM\t([A-Z]+)\t([^\t]+)\t", done.stdout, re.MULTILINE)
     assert rows, done.stdout[-3000:]
@@ -71,8 +74,11 @@ def upstream_results(file: str, cwd: Path) -> tuple[dict[str, str], str]:
         "pcl.jl",
     ],
 )
-def test_adcme_test_file_passes_but_for_what_cannot_run_here(file: str, tmp_path: Path) -> None:
-    results, report = upstream_results(file, tmp_path)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_adcme_test_file_passes_but_for_what_cannot_run_here(
+    file: str, transport: str, tmp_path: Path
+) -> None:
+    results, report = upstream_results(file, tmp_path, transport)
     not_passed = {name: status for name, status in results.items() if status != "PASS"}
     expected = {name: "FAIL" for (f, name) in EXPECTED_FAILURES if f == file}
     expected |= {name: status for (f, name), (status, _) in UNTESTED_UPSTREAM.items() if f == file}

@@ -8,20 +8,24 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from julia_runner import PROJECT, run_julia
+from julia_runner import PROJECT, TRANSPORTS, run_julia
 
 import devplace as dp
 from devplace.bridge import julia_semantics as js
 
 
 @pytest.mark.timeout(1200)
-def test_devplace_jl_suite(tmp_path: Path) -> None:
-    done = run_julia([str(PROJECT / "test" / "runtests.jl")], cwd=tmp_path, timeout=1100)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_devplace_jl_suite(tmp_path: Path, transport: str) -> None:
+    done = run_julia(
+        [str(PROJECT / "test" / "runtests.jl")], cwd=tmp_path, timeout=1100, transport=transport
+    )
     output = done.stdout + done.stderr
     marks = [i for i in (output.find("Test Failed"), output.find("Error During Test")) if i >= 0]
     where = min(marks) if marks else max(len(output) - 6000, 0)
     assert done.returncode == 0, output[where : where + 6000]  # the first failure, in full
     assert "DevPlace.jl" in done.stdout and "Fail" not in done.stdout.split("Test Summary:")[-1]
+    assert f"DevPlace.jl suite, transport: {transport}" in done.stdout  # none fell back
 
 
 def _run(t: object) -> object:

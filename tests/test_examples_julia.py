@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HAS_GPU
-from julia_runner import REPO, run_julia
+from julia_runner import REPO, TRANSPORTS, run_julia
 from test_examples_python import TF1_CHAPTER12
 
 from devplace.trace import read_trace
@@ -77,9 +77,10 @@ def test_every_python_example_has_a_julia_twin() -> None:
     assert set(EXPECTED) == julia
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_runs(path: Path, tmp_path: Path) -> None:
-    done = run_julia([str(path)], cwd=tmp_path, timeout=500)
+def test_example_runs(path: Path, transport: str, tmp_path: Path) -> None:
+    done = run_julia([str(path)], cwd=tmp_path, timeout=500, transport=transport)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     for line in EXPECTED[path.stem]:
         found = line.search(done.stdout) if isinstance(line, re.Pattern) else line in done.stdout

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 from conftest import GPUS, HAS_GPU
-from julia_runner import REPO, run_julia
+from julia_runner import REPO, TRANSPORTS, run_julia
 
 # absl's prefix ("I0000 00:00:1795461485.725425    6349 profiler_session.cc:117] "), its
 # pre-InitializeLog banner, and cpu_feature_guard's unprefixed second line.
@@ -161,17 +161,25 @@ def test_gpu_diagnosis_still_quotes_tensorflow():
         assert "TensorFlow: " in done.stdout, done.stdout
 
 
-def test_julia_session_prints_no_tensorflow_log(monkeypatch):
+JULIA_QUIET = """
+using DevPlace
+println(stderr, "julia's stderr before")
+sess = Session()
+println(run(sess, constant(1.0) + 1))
+run_profile(sess, constant(2.0) * 3)
+println(stderr, "julia's stderr after")
+"""
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_julia_session_prints_no_tensorflow_log_and_keeps_julias_stderr(monkeypatch, transport):
     for name in ("TF_CPP_MIN_LOG_LEVEL", "DEVPLACE_TF_LOG"):
         monkeypatch.delenv(name, raising=False)
-    done = run_julia(
-        ["-e", "using DevPlace; sess = Session(); println(run(sess, constant(1.0) + 1))"],
-        cwd=REPO,
-        timeout=300,
-    )
+    done = run_julia(["-e", JULIA_QUIET], cwd=REPO, timeout=300, transport=transport)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2.0"
     assert tf_log(done) == []
+    assert done.stderr.splitlines() == ["julia's stderr before", "julia's stderr after"]
 
 
 THREADS_SCRIPT = """

@@ -1,16 +1,21 @@
 # DevPlace.jl bridge benchmarks: what each kind of call costs from Julia against the same call
-# made by Python inside the host (host_calls.py), interleaved in one run.
+# made by Python where DevPlace.jl's Python runs (host_calls.py), for both transports (in
+# Julia's own process, and the host process), interleaved in one run.
 #
-#     julia --project=julia/DevPlace benchmarks/bridge/bench.jl [iterations] [rounds]
+#     julia --project=julia/DevPlace benchmarks/bridge/bench.jl [iterations] [rounds] [bfgs_iterations]
 #
 # Calls: a training step (`run(sess, opt)`, a 10-element variable), a scalar fetch, fetches and
 # feeds of 8 MB and 100 MiB Float64 arrays, graph building (`iterations` times
 # `x = sin(x) * 0.5 + 1.0`, 5 ops each) and what a device function adds per op. Each figure is
 # the best of 3 repeats; `rounds` (default 3) rounds alternate Julia and Python, and the table
-# shows the medians. Then the peak memory of a 100 MiB fetch (host and Julia together) and the
-# echo round trip. `DEVPLACE_SPIN_US=0` measures the bridge without spinning,
+# shows the medians. A whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
+# `bfgs_iterations` (default 400) iterations of scipy's L-BFGS-B, printing each evaluation and
+# step, against the same minimization driven from Python (best of 2). Then the peak memory of a
+# 100 MiB fetch (Python and Julia together) and the echo round trip. Each round runs the
+# in-process transport, then the host process. `DEVPLACE_SPIN_US=0` measures the bridge without spinning,
 # `DEVPLACE_SHM_MIN=0` without shared memory.
 using DevPlace
+using Logging: NullLogger, with_logger
 using Printf
 using Statistics: median
 const D = DevPlace
@@ -81,10 +86,10 @@ function rss_kib(pid, field)
     return 0
 end
 
-"Peak memory (KiB) above the resting size of the host and of Julia for one fetch of `t`."
+"Peak memory (KiB) above the resting size of Python's process and Julia's for one fetch of `t`."
 function peak_fetch_memory(sess, t)
     GC.gc()
-    pids = (getpid(), D.host_pid())
+    pids = unique([getpid(), D.host_pid()])  # one process in process
     foreach(pid -> write("/proc/$pid/clear_refs", "5"), pids)  # resets the peak to now
     rest = map(pid -> rss_kib(pid, "VmRSS:"), pids)
     v = run(sess, t)
@@ -93,50 +98,102 @@ function peak_fetch_memory(sess, t)
     return sum(peak) - sum(rest), sizeof(v) ÷ 1024
 end
 
-function main(n, rounds)
-    shm = isdefined(D, :SHM_MIN) ? string(D.SHM_MIN[], " bytes up in ", D.SHM_DIR[]) : "none"
-    println("load average: ", strip(read("/proc/loadavg", String)), "  Julia ", VERSION,
-            "  shared memory: ", shm)
-    D.host()  # start the host outside the timings
+"Rosenbrock's function of `n` variables, ADCME style; the session and the loss, initialised."
+function rosenbrock(n)
+    tf.reset_default_graph()
+    x = Variable(zeros(n))
+    loss = sum(100 * (x[2:end] - x[1:end-1]^2)^2 + (1 - x[1:end-1])^2)
+    sess = Session()
+    init(sess)
+    return sess, loss
+end
+
+"Seconds for `BFGS!(sess, loss, iterations)`, what it prints going to /dev/null."
+function julia_bfgs(sess, loss, iterations)
+    init(sess)
+    open("/dev/null", "w") do sink
+        redirect_stdout(sink) do
+            with_logger(NullLogger()) do
+                t = time_ns()
+                BFGS!(sess, loss, iterations)
+                return (time_ns() - t) / 1e9
+            end
+        end
+    end
+end
+
+python_bfgs(py, sess, loss, iterations) = (init(sess); py.bfgs(sess, loss, iterations, "/dev/null"))
+
+"One round of every case in the running transport: (Julia, Python) seconds by label."
+function measure_round(n, bfgs_iterations)
     np = pyimport("numpy")
-    pyimport("site").addsitedir(@__DIR__)  # puts this folder on the host's sys.path
-    py = pyimport("host_calls")  # the Python baseline, run by the host itself
+    pyimport("site").addsitedir(@__DIR__)  # puts this folder on Python's sys.path
+    py = pyimport("host_calls")  # the Python baseline, run by DevPlace.jl's Python itself
     sess, cases = run_cases(np)
     build(50)
     py.build(50)
-    times = Dict{String,Vector{Tuple{Float64,Float64}}}()
-    for label in ("graph building (per op)", "device function (extra per op)", first.(cases)...)
-        times[label] = Tuple{Float64,Float64}[]
+    times = Dict{String,Tuple{Float64,Float64}}()
+    for (label, f, feed, pyfeed, reps) in cases
+        julia_run(sess, f, feed, 1)
+        times[label] = (best(() -> julia_run(sess, f, feed, reps)),
+                        best(() -> py.time_run(sess, f, pyfeed, reps)))
     end
-    for _ in 1:rounds  # interleaved, so both languages see the same machine
-        for (label, f, feed, pyfeed, reps) in cases
-            julia_run(sess, f, feed, 1)
-            jl = best(() -> julia_run(sess, f, feed, reps))
-            pyt = best(() -> py.time_run(sess, f, pyfeed, reps))
-            push!(times[label], (jl, pyt))
-        end
-        jl, pyb = best(() -> build(n)), best(() -> py.build(n))
-        push!(times["graph building (per op)"], (jl, pyb))
-        jlf, pyf = best(() -> build_with_device_function(n)), best(() -> py.build_with_device_function(n))
-        push!(times["device function (extra per op)"], (jlf - jl, pyf - pyb))
-    end
-    println("\n| call | Julia | Python in the host | Julia / Python speed |\n|---|---|---|---|")
-    for label in (first.(cases)..., "graph building (per op)", "device function (extra per op)")
-        jl = median(first.(times[label]))
-        pyt = median(last.(times[label]))
-        speed = label == "device function (extra per op)" ? "—" :
-                @sprintf("%.2f×", median([p / j for (j, p) in times[label]]))
-        println("| ", label, " | ", show_time(jl), " | ", show_time(pyt), " | ", speed, " |")
-    end
+    jl, pyb = best(() -> build(n)), best(() -> py.build(n))
+    times["graph building (per op)"] = (jl, pyb)
+    jlf, pyf = best(() -> build_with_device_function(n)), best(() -> py.build_with_device_function(n))
+    times["device function (extra per op)"] = (jlf - jl, pyf - pyb)
+    bsess, loss = rosenbrock(200)
+    times["BFGS! program"] = (best(() -> julia_bfgs(bsess, loss, bfgs_iterations), 2),
+                              best(() -> python_bfgs(py, bsess, loss, bfgs_iterations), 2))
     t100 = cases[findfirst(c -> c[1] == "fetch 100 MiB", cases)][2]
     peak, size_kib = peak_fetch_memory(sess, t100)
-    @printf("\npeak memory of a 100 MiB fetch (host + Julia, above resting): %.0f MiB = %.2f× the array\n",
-            peak / 1024, peak / size_kib)
-    echo = best(() -> per_call(() -> D.request(D.OP_ECHO, (1,)), 5000))
-    println("round trip, echo of an Int: ", show_time(echo))
+    times["peak memory of a 100 MiB fetch (× the array)"] = (peak / size_kib, NaN)
+    times["echo round trip"] = (best(() -> per_call(() -> D.request(D.OP_ECHO, (1,)), 5000)), NaN)
+    return [first.(cases); EXTRA_LABELS...], times
+end
+
+const EXTRA_LABELS = ["graph building (per op)", "device function (extra per op)", "BFGS! program",
+                      "peak memory of a 100 MiB fetch (× the array)", "echo round trip"]
+const TRANSPORT_NAMES = Dict(:inprocess => "in process", :process => "host process")
+
+function main(n, rounds, bfgs_iterations = 400)
+    println("load average: ", strip(read("/proc/loadavg", String)), "  Julia ", VERSION,
+            "  shared memory (host process): ", D.SHM_MIN[], " bytes up in ", D.SHM_DIR[])
+    transports = (:inprocess, :process)
+    labels = String[]
+    times = Dict(t => Dict{String,Vector{Tuple{Float64,Float64}}}() for t in transports)
+    for round in 1:rounds, t in transports  # interleaved: both see the same minutes
+        D.set_transport(t)
+        D.host()  # started outside the timings
+        D.transport() == t || error("the $t transport did not start here")
+        labels, got = measure_round(n, bfgs_iterations)
+        for (label, v) in got
+            push!(get!(times[t], label, Tuple{Float64,Float64}[]), v)
+        end
+        println("round $round, $(TRANSPORT_NAMES[t]) done; load average: ",
+                strip(read("/proc/loadavg", String)))
+    end
+    head = join((string(TRANSPORT_NAMES[t], ": Julia | Python | speed") for t in transports), " | ")
+    println("\n| call | ", head, " |\n|---", repeat("|---", 3 * length(transports)), "|")
+    for label in labels
+        cells = String[]
+        for t in transports
+            v = times[t][label]
+            jl, pyt = median(first.(v)), median(last.(v))
+            if isnan(pyt)
+                push!(cells, label == "echo round trip" ? show_time(jl) : @sprintf("%.2f×", jl), "", "")
+            else
+                speed = label == "device function (extra per op)" ? "—" :
+                        @sprintf("%.2f×", median([p / j for (j, p) in v]))
+                push!(cells, show_time(jl), show_time(pyt), speed)
+            end
+        end
+        println("| ", label, " | ", join(cells, " | "), " |")
+    end
     println("load average: ", strip(read("/proc/loadavg", String)))
 end
 
 show_time(s) = s >= 1e-3 ? @sprintf("%.2f ms", s * 1e3) : @sprintf("%.1f µs", s * 1e6)
 
-main(length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 300, length(ARGS) >= 2 ? parse(Int, ARGS[2]) : 3)
+main(length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 300, length(ARGS) >= 2 ? parse(Int, ARGS[2]) : 3,
+     length(ARGS) >= 3 ? parse(Int, ARGS[3]) : 400)

@@ -1,8 +1,9 @@
-"""The Python side of benchmarks/bridge/bench.jl: the same calls made by Python inside the host.
+"""The Python side of benchmarks/bridge/bench.jl: the same calls made by Python where DevPlace.jl's
+Python runs (in Julia's process, or in the host process).
 
     .venv/bin/python benchmarks/bridge/host_calls.py [iterations]
 
-bench.jl imports this module in the host and times each call here, interleaved with the same
+bench.jl imports this module in that Python and times each call here, interleaved with the same
 call from Julia, so both numbers come from the same minutes of the same machine. On its own it
 prints the graph-building rate and what a Python device function adds per op.
 
@@ -62,6 +63,33 @@ def time_run(sess: Any, fetches: Any, feed: Any, n: int) -> float:
     """Seconds per `dp.run(sess, fetches, feed)` from Python, over `n` calls (the call Julia's
     `run` makes in the host, without the bridge)."""
     return per_call(lambda: dp.run(sess, fetches, feed), n)
+
+
+def bfgs(sess: Any, loss: Any, iterations: int, sink: str) -> float:
+    """Seconds for the minimization DevPlace.jl's `BFGS!(sess, loss, iterations)` makes, driven
+    from Python: scipy's L-BFGS-B with the same options, each evaluation and step printed (to
+    `sink`) by a Python callback as `BFGS!` prints them."""
+    from devplace.bridge.adcme.optim import ScipyOptimizerInterface
+
+    options = {"maxiter": iterations, "ftol": 1e-12, "gtol": 1e-12}
+    opt = ScipyOptimizerInterface(loss, method="L-BFGS-B", options=options)
+    losses: list[float] = []
+    current = [0, 0.0]  # evaluations, last loss
+
+    with open(sink, "w") as out:
+
+        def on_loss(value: float) -> None:
+            print(f"iter {current[0]}, current loss={value}", file=out)
+            current[0] += 1
+            current[1] = value
+
+        def on_step(x: Any) -> None:
+            print(f"================ STEP {len(losses)} ===============", file=out)
+            losses.append(current[1])
+
+        t = time.perf_counter()
+        opt.minimize(sess, fetches=[loss], loss_callback=on_loss, step_callback=on_step)
+        return time.perf_counter() - t
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ mutable struct InProcess <: Peer
     gen::Int
     pid::Int
     alive::Bool
+    seq::UInt32                  # requests made (as the host's frames are numbered)
     functions::Dict{UInt64,Any}  # Julia functions Python holds, by id
     next_function::UInt64
     errors::Dict{UInt64,Any}     # (exception, backtrace text) thrown in callbacks, by id
@@ -28,50 +29,12 @@ mutable struct InProcess <: Peer
     release::Ptr{Cvoid}
 end
 
-"How DevPlace reaches Python: `:auto`, `:inprocess` or `:process` (see `set_transport`)."
-const TRANSPORT = Ref(:auto)
+const TRANSPORT = Ref(:auto)  # see `set_transport`
 "Why Python cannot run in this process (\"\" while nothing says it cannot)."
 const REFUSED = Ref("")
 const PY_STARTED = Ref(false)
 const PY_MODULE = Ref(C_NULL)  # devplace.bridge.inprocess
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
-const TRANSPORTS = (:auto, :inprocess, :process)
-
-"""
-    set_transport(t::Symbol) -> Symbol
-
-Choose how DevPlace reaches Python:
-- `:inprocess`: libpython in Julia's own process (TensorFlow loaded with `RTLD_DEEPBIND`). A
-  call costs what it costs in Python, arrays cross without a pipe; a crash inside TensorFlow
-  ends the Julia session, and Ctrl-C takes effect when Python calls Julia back or returns.
-- `:process`: a Python process of its own over pipes (the isolating transport): each call is a
-  round trip (~15 µs), a crash there leaves Julia running, Ctrl-C abandons a running call.
-- `:auto` (the default): in process wherever it can serve, else the process, with one line
-  on stderr saying why.
-`ENV["DEVPLACE_TRANSPORT"]` (`inprocess`, `process` or `auto`) sets it when DevPlace loads. A
-running peer of the other kind is stopped: its Python objects are gone.
-"""
-function set_transport(t::Symbol)
-    t in TRANSPORTS || throw(ArgumentError(string("unknown transport :", t, "; hint: one of ",
-                                                  join(TRANSPORTS, ", ", " or "))))
-    lock(HOST_LOCK) do
-        TRANSPORT[] = t
-        h = HOST[]
-        h === nothing || !h.alive || (h isa InProcess) == in_process_wanted() || stop_host()
-    end
-    return t
-end
-
-"""
-    transport() -> Symbol
-
-`:inprocess` or `:process`: the running peer's transport, or the one the next call tries first.
-"""
-function transport()
-    h = HOST[]
-    h !== nothing && h.alive && return h isa InProcess ? :inprocess : :process
-    return in_process_wanted() ? :inprocess : :process
-end
 
 in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
 
@@ -191,7 +154,7 @@ function start_inprocess()
         py_incref(PY_JULIA[])  # the argument tuple takes this reference
         peer = checked(py_call(start, PY_JULIA[], py_int(BIG_PART)), "starting the peer")
         py_decref(start)
-        InProcess(GENERATION[], getpid(), true, Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
+        InProcess(GENERATION[], getpid(), true, UInt32(0), Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
                   UInt64(0), false, 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"))
     end
     take_releases(h.gen)
@@ -223,8 +186,6 @@ function finish_python()
     end
     return nothing
 end
-
-make_handle(h::InProcess, id::UInt64) = PyObject(id, h.gen)
 
 """
     shared_array(h::InProcess, T, dims, "", address, order)
@@ -266,6 +227,7 @@ function exchange(h::InProcess, op::UInt8, args::Tuple)
         rethrow()
     end
     body = take!(enc.buf)
+    h.seq += UInt32(1)
     kind, value = with_gil() do
         flush_releases(h)
         frame = checked(ccall(api(:PyByteArray_FromStringAndSize), Ptr{Cvoid},

@@ -112,7 +112,7 @@ function request(op::UInt8, args::Tuple)
     return roundtrip(op, args)
 end
 
-make_handle(h::Host, id::UInt64) = PyObject(id, h.gen)
+make_handle(h::Peer, id::UInt64) = PyObject(id, h.gen)
 
 "Does `o` live in the running host? (lazily resolved objects always do)"
 function in_live_host(o::PyObject)

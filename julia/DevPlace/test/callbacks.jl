@@ -129,8 +129,10 @@ end
     keep = pybuiltin("object")()
     pylist, pymap = pybuiltin("list"), pybuiltin("map")
     nest(n) = n == 0 ? 0 : 1 + pylist(pymap(nest, [n - 1]))[1]
-    @test nest(100) == 100
-    for n in (200, 2000)  # beyond the limit (about 120 levels with Python's default 1000)
+    # Python's default limit (1000 frames) leaves room for about 120 levels through the host
+    # process, about 100 in process (each level's call from C counts there too)
+    @test nest(90) == 90
+    for n in (200, 2000)  # beyond the limit
         err = try
             nest(n)
         catch e
@@ -150,5 +152,39 @@ end
     end
     @test err isa PyError && err.julia_exception isa ErrorException
     @test count("failed at level 60", sprint(showerror, err)) == 1
-    @test nest(100) == 100
+    @test nest(90) == 90
+end
+
+@testset "a Julia function in a py_func runs on Julia's thread, its error raised where run was called" begin
+    tf.reset_default_graph()
+    x = constant([1.0, 2.0, 3.0])
+    calls = Ref(0)
+    double = a -> (calls[] += 1; 2 .* a)
+    y = tf.py_func(double, [x], tf.float64)
+    bad = a -> error("bad py_func: $(length(a)) values")
+    z = tf.py_func(bad, [x], tf.float64)
+    sess = Session()
+    if D.transport() == :inprocess
+        # TensorFlow calls `double` on one of its own threads: Julia's thread makes the call
+        @test run(sess, y) == [2.0, 4.0, 6.0] && calls[] == 1
+        @test run(sess, y + 1.0) == [3.0, 5.0, 7.0] && calls[] == 2
+        err = try
+            run(sess, z)
+        catch e
+            e
+        end
+        @test err isa PyError && err.julia_exception isa ErrorException
+        @test occursin("bad py_func: 3 values", sprint(showerror, err))
+        @test run(sess, y) == [2.0, 4.0, 6.0]  # the session stays usable
+    else
+        # the host serves Julia on its main thread only: a clear error, the session usable
+        err = try
+            run(sess, y)
+        catch e
+            e
+        end
+        @test err isa PyError && occursin("other than the host's main thread", err.message)
+        @test calls[] == 0
+        @test run(sess, x) == [1.0, 2.0, 3.0]
+    end
 end

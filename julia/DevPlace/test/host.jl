@@ -57,70 +57,70 @@ end
     @test echo("in sync") == "in sync"
 end
 
-@testset "a killed host is a clear error at once, and the next call starts a new one" begin
-    old = D.host_pid()
-    stale = pybuiltin("object")()
-    killer = run(`sh -c "sleep 0.5; kill -9 $old"`; wait = false)
-    t = time()
-    err = try
-        pyimport("time").sleep(120)
-    catch e
-        e
-    end
-    @test err isa HostError
-    # Not a benchmark: the host died 0.5 s in, and without noticing its pipe close Julia would
-    # wait for the 120 s sleep (or the 600 s timeout). Generous for a loaded machine.
-    @test time() - t < 20
-    @test occursin("killed by signal 9", err.msg)
-    @test occursin("next DevPlace call starts a fresh host", err.msg)
-    wait(killer)
-    @test D.host_pid() != old
-    @test_throws D.StaleObjectError stale.x
-    @test occursin("StaleObjectError", repr(stale))  # show never throws
-    @test tf.float32 isa PyObject  # module-level objects are found again
-    @test echo((1, Any[D.DP_MODULE, (tf,)])) isa Tuple  # also inside containers, before encoding
-end
-
-@testset "a host that stops answering is stopped after the timeout" begin
-    old_timeout = D.timeout()
-    D.set_timeout(1.0)
-    pid = D.host_pid()
-    t = time()
-    err = try
-        pyimport("time").sleep(30)
-    catch e
-        e
-    finally
-        D.set_timeout(old_timeout)
-    end
-    @test err isa HostError
-    @test occursin("did not answer within 1.0 s", err.msg)
-    @test occursin("set_timeout", err.msg)
-    @test time() - t < 10
-    @test D.host_pid() != pid
-    @test_throws ArgumentError D.set_timeout(0)
-end
-
-@testset "start-up failures name the interpreter and give a hint" begin
-    D.stop_host()
-    withenv("DEVPLACE_PYTHON" => "/nonexistent/python") do
+@testset "a killed host is a clear error at once, and the next call starts a new one" begin on_host_process() do
+        old = D.host_pid()
+        stale = pybuiltin("object")()
+        killer = run(`sh -c "sleep 0.5; kill -9 $old"`; wait = false)
+        t = time()
         err = try
-            D.host()
+            pyimport("time").sleep(120)
         catch e
             e
         end
         @test err isa HostError
-        @test occursin("/nonexistent/python", err.msg) && occursin("DEVPLACE_PYTHON", err.msg)
-    end
-    withenv("DEVPLACE_PYTHON" => Sys.which("false")) do
+        # Not a benchmark: the host died 0.5 s in, and without noticing its pipe close Julia would
+        # wait for the 120 s sleep (or the 600 s timeout). Generous for a loaded machine.
+        @test time() - t < 20
+        @test occursin("killed by signal 9", err.msg)
+        @test occursin("next DevPlace call starts a fresh host", err.msg)
+        wait(killer)
+        @test D.host_pid() != old
+        @test_throws D.StaleObjectError stale.x
+        @test occursin("StaleObjectError", repr(stale))  # show never throws
+        @test tf.float32 isa PyObject  # module-level objects are found again
+        @test echo((1, Any[D.DP_MODULE, (tf,)])) isa Tuple  # also inside containers, before encoding
+end end
+
+@testset "a host that stops answering is stopped after the timeout" begin on_host_process() do
+        old_timeout = D.timeout()
+        D.set_timeout(1.0)
+        pid = D.host_pid()
+        t = time()
         err = try
-            D.host()
+            pyimport("time").sleep(30)
         catch e
             e
+        finally
+            D.set_timeout(old_timeout)
         end
         @test err isa HostError
-        @test occursin("exited with code 1 while starting", err.msg)
-        @test occursin("DEVPLACE_PYTHON", err.msg)
-    end
-    @test echo(1) == 1
-end
+        @test occursin("did not answer within 1.0 s", err.msg)
+        @test occursin("set_timeout", err.msg)
+        @test time() - t < 10
+        @test D.host_pid() != pid
+        @test_throws ArgumentError D.set_timeout(0)
+end end
+
+@testset "start-up failures name the interpreter and give a hint" begin on_host_process() do
+        D.stop_host()
+        withenv("DEVPLACE_PYTHON" => "/nonexistent/python") do
+            err = try
+                D.host()
+            catch e
+                e
+            end
+            @test err isa HostError
+            @test occursin("/nonexistent/python", err.msg) && occursin("DEVPLACE_PYTHON", err.msg)
+        end
+        withenv("DEVPLACE_PYTHON" => Sys.which("false")) do
+            err = try
+                D.host()
+            catch e
+                e
+            end
+            @test err isa HostError
+            @test occursin("exited with code 1 while starting", err.msg)
+            @test occursin("DEVPLACE_PYTHON", err.msg)
+        end
+        @test echo(1) == 1
+end end

@@ -7,6 +7,23 @@ using Test
 const D = DevPlace
 const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
 
+"""
+Run `f` with Python in a host process of its own (what only that transport has: a process to
+kill, a request timeout, a start-up to fail), then go back to the transport the suite runs
+under (`ENV["DEVPLACE_TRANSPORT"]`).
+"""
+function on_host_process(f)
+    old = D.TRANSPORT[]
+    D.set_transport(:process)
+    try
+        f()
+    finally
+        D.set_transport(old)
+    end
+end
+
+println("DevPlace.jl suite, transport: ", D.transport())
+
 @testset "DevPlace.jl" begin
     include("vectors.jl")
     include("layering.jl")

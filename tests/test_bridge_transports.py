@@ -1,0 +1,212 @@
+"""DevPlace.jl's two transports chosen and refused for real: Python in Julia's own process where it
+can serve, the host process with one line saying why where it cannot (Julia started without
+GCC's unwinder first, a library that fails to load under RTLD_DEEPBIND, a Python without a
+shared libpython), and Ctrl-C during a long step in process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bridge_julia import JuliaScript
+from julia_runner import PROJECT, REPO, julia_env, require_julia
+
+pytestmark = pytest.mark.slow
+
+CHECK = """
+using DevPlace
+sess = Session()
+println("VALUE ", run(sess, constant([1.0, 2.0]) * 3.0))
+println("TRANSPORT ", DevPlace.transport())
+println("PID ", DevPlace.host_pid() == getpid() ? "same" : "other")
+println("UNWINDER ", DevPlace.unwinder_library())
+"""
+
+NOTICE = "DevPlace: Python runs in a process of its own, not in Julia's: "
+
+
+def run_check(
+    julia: list[str], tmp_path: Path, transport: str = "auto", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "check.jl"
+    script.write_text(CHECK, encoding="utf-8")
+    return subprocess.run(
+        [*julia, f"--project={PROJECT}", str(script)],
+        cwd=tmp_path,
+        env=julia_env(transport, env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def lines(done: subprocess.CompletedProcess[str], key: str) -> list[str]:
+    return [line[len(key) + 1 :] for line in done.stdout.splitlines() if line.startswith(key + " ")]
+
+
+def test_in_process_by_default_with_the_projects_julia(tmp_path: Path) -> None:
+    done = run_check([require_julia()], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    assert lines(done, "TRANSPORT") == ["inprocess"] and lines(done, "PID") == ["same"]
+    assert NOTICE not in done.stderr, done.stderr
+
+
+def raw_julia() -> tuple[str, dict[str, str]]:
+    """The Julia binary behind the project's launcher, and the library path it needs, without
+    the launcher's preload of GCC's unwinder."""
+    done = subprocess.run(
+        [require_julia(), "-e", 'print(joinpath(Sys.BINDIR, "julia"), "\\n", '
+         'get(ENV, "LD_LIBRARY_PATH", ""))'],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    binary, library_path = done.stdout.split("\n")
+    env = {"LD_LIBRARY_PATH": library_path} if library_path else {}
+    return binary, env
+
+
+def test_without_gccs_unwinder_first_the_host_process_serves_and_says_why(tmp_path: Path) -> None:
+    binary, env = raw_julia()
+    saved = os.environ.pop("LD_PRELOAD", None)
+    try:
+        done = run_check([binary], tmp_path, env=env)
+        asked = run_check([binary], tmp_path, transport="inprocess", env=env)
+    finally:
+        if saved is not None:
+            os.environ["LD_PRELOAD"] = saved
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    unwinder = lines(done, "UNWINDER")[0]
+    if "libgcc_s" in os.path.basename(unwinder) or not unwinder:
+        # this Julia itself puts GCC's unwinder first: nothing to fall back from
+        assert lines(done, "TRANSPORT") == ["inprocess"]
+        return
+    assert lines(done, "TRANSPORT") == ["process"] and lines(done, "PID") == ["other"]
+    assert done.stderr.count(NOTICE) == 1, done.stderr
+    assert f"C++ exceptions would unwind through {unwinder}" in done.stderr
+    assert "LD_PRELOAD=libgcc_s.so.1" in done.stderr
+    # asked for explicitly, in process is an error saying why, with the way out
+    assert asked.returncode != 0
+    assert "DevPlace cannot run Python in Julia's process: C++ exceptions" in asked.stderr
+    assert 'set_transport(:process)' in asked.stderr
+
+
+SHIM = """
+# A TensorFlow whose libraries cannot load under RTLD_DEEPBIND (as CUDA's might on a GPU
+# machine): it loads a library that does not exist when imported so, else the real TensorFlow.
+import ctypes, os, sys
+if sys.getdlopenflags() & os.RTLD_DEEPBIND:
+    ctypes.CDLL("libdevplace_test_cudnn.so.9")  # OSError: cannot open shared object file
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+del sys.modules["tensorflow"]
+import tensorflow
+"""
+
+
+def test_a_library_failing_under_deepbind_leaves_tensorflow_to_the_host_process(
+    tmp_path: Path,
+) -> None:
+    shim = tmp_path / "shim" / "tensorflow"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(SHIM, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
+    done = run_check([require_julia()], tmp_path, env={"PYTHONPATH": path})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    assert lines(done, "TRANSPORT") == ["process"] and lines(done, "PID") == ["other"]
+    assert done.stderr.count(NOTICE) == 1, done.stderr
+    assert "TensorFlow did not load in Julia's process (OSError: libdevplace_test_cudnn.so.9" in (
+        done.stderr
+    )
+
+
+def static_python() -> tuple[str, str]:
+    """A Python of the venv's version (so the venv's packages load in it) other than the venv's,
+    and the shared libpython it would be loaded from; skip if this machine has none."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        if not os.access(candidate, os.X_OK):
+            continue
+        done = subprocess.run(
+            [candidate, "-c", "import os, sysconfig as s; print(os.path.join("
+             "s.get_config_var('LIBDIR'), s.get_config_var('LDLIBRARY')))"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        library = os.path.realpath(done.stdout.strip())
+        linked = subprocess.run(["ldd", candidate], capture_output=True, text=True).stdout
+        if done.returncode == 0 and "libpython" not in linked and os.path.isfile(library):
+            return candidate, library
+    pytest.skip(f"no statically linked {version} besides the venv's on this machine")
+
+
+def test_a_python_without_a_shared_libpython_is_served_by_the_host_process(
+    tmp_path: Path,
+) -> None:
+    """A statically linked Python whose shared library is hidden (a private mount namespace
+    puts /dev/null over it): nothing to load into Julia's process."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    python, library = static_python()
+    site = next((REPO / ".venv" / "lib").glob("python3*/site-packages"))
+    env = {"DEVPLACE_PYTHON": python, "PYTHONPATH": str(site)}
+    script = tmp_path / "check.jl"
+    script.write_text(CHECK, encoding="utf-8")
+    command = (
+        f"mount --bind /dev/null {library} && exec {require_julia()} --project={PROJECT} {script}"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", command],
+        cwd=tmp_path,
+        env=julia_env("auto", env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    assert lines(done, "TRANSPORT") == ["process"] and lines(done, "PID") == ["other"]
+    assert done.stderr.count(NOTICE) == 1, done.stderr
+    assert f"`{python}` (Python " in done.stderr and "has no shared libpython" in done.stderr
+
+
+LONG_STEP = """
+sess = Session()
+slow = sleep_for(constant(3.0))  # one TensorFlow step of 3 s (a py_func sleeping)
+println("TRANSPORT ", DevPlace.transport()); flush(stdout)
+t = time()
+try
+    println("STARTED"); flush(stdout)
+    run(sess, slow)
+    println("FINISHED")
+catch err
+    println("CAUGHT ", typeof(err), " after ", round(time() - t, digits = 1), " s")
+end
+println("AFTER ", run(sess, constant(2.0) * 3.0))
+"""
+
+
+def test_ctrl_c_in_process_ends_a_long_step_when_it_returns_and_the_session_stays(
+    tmp_path: Path,
+) -> None:
+    julia = JuliaScript(LONG_STEP, tmp_path, transport="inprocess")
+    try:
+        assert julia.expect("TRANSPORT ", timeout=300) == "inprocess"
+        julia.expect("STARTED")
+        time.sleep(1.0)
+        julia.proc.send_signal(signal.SIGINT)
+        caught = julia.expect("CAUGHT ", timeout=60)
+        assert caught.startswith("InterruptException after ")
+        assert float(caught.split()[-2]) >= 2.5  # TensorFlow's step is never cut short
+        assert julia.expect("AFTER ") == "6.0"
+        assert julia.finish() == 0, julia.output()
+    finally:
+        if julia.proc.poll() is None:
+            julia.proc.kill()
+    assert "FINISHED" not in julia.output()
