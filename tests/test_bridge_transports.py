@@ -94,7 +94,7 @@ def test_without_gccs_unwinder_first_the_host_process_serves_and_says_why(tmp_pa
     # asked for explicitly, in process is an error saying why, with the way out
     assert asked.returncode != 0
     assert "DevPlace cannot run Python in Julia's process: C++ exceptions" in asked.stderr
-    assert 'set_transport(:process)' in asked.stderr
+    assert "set_transport(:process)" in asked.stderr
 
 
 SHIM = """
