@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devplace.bridge import frames, wire
-from devplace.bridge.host import Host
+from devplace.bridge.transports.host import Host
 from devplace.bridge.wire import JuliaRef
 
 pytestmark = pytest.mark.timeout(300)

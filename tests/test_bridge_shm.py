@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from bridge_julia import JuliaScript, gone
 
-from devplace.bridge import shm
+from devplace.bridge.transports import shm
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="/dev/shm, signals, mount namespaces: Linux"

@@ -1,8 +1,9 @@
 # Julia's counterpart in Python, whatever transport carries the calls (python/devplace/bridge/
 # peer.py is the other end): the errors a peer raises, the Julia functions Python holds and the
 # exceptions thrown in them (by id), a callback's call and answer, and the interpreter to run.
-# The transports are host.jl (a Python process of its own, over pipes) and inprocess.jl
-# (libpython in this process); transport.jl chooses between them and sends each request.
+# The transports are transports/host.jl (a Python process of its own, over pipes) and
+# transports/inprocess.jl (libpython in this process); transport.jl chooses between them and
+# sends each request.
 
 """
     HostError(msg)
@@ -140,9 +141,9 @@ function callback_error!(h::Peer, err, bt)
     return (string(typeof(err)), message, h.errors[h.next_error][2], Int(h.next_error))
 end
 
-const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "shm.jl", "wire.jl", "requests.jl",
-    "fdio.jl", "gcqueue.jl", "peer.jl", "host.jl", "cpython.jl", "inprocess.jl", "transport.jl",
-    "pyobject.jl"))
+const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "transports/shm.jl", "wire.jl",
+    "requests.jl", "transports/fdio.jl", "gcqueue.jl", "peer.jl", "transports/host.jl",
+    "transports/cpython.jl", "transports/inprocess.jl", "transport.jl", "pyobject.jl"))
 
 """
     user_backtrace(bt) -> String

@@ -9,6 +9,6 @@ operator and indexing rules applied to Python objects). DevPlace.jl's files of t
 """
 
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
-from devplace.bridge.host import PROTOCOL_VERSION, Host
+from devplace.bridge.transports.host import PROTOCOL_VERSION, Host
 
 __all__ = ["PROTOCOL_VERSION", "CallbackDepthError", "Host", "JuliaError", "JuliaFunction"]

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getpid() != os.getpgrp():
         os.setpgid(0, 0)
-    from devplace.bridge.host import Host
+    from devplace.bridge.transports.host import Host
 
     host = Host(
         rfd,

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from devplace.bridge import frames, shm, wire
+from devplace.bridge import frames, wire
 from devplace.bridge.peer import STACK_HEADROOM, Peer, ProtocolError, StreamClosed
+from devplace.bridge.transports import shm
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 

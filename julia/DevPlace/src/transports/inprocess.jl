@@ -1,5 +1,5 @@
 # The in-process transport: Python and TensorFlow in Julia's own process, called through
-# libpython's C API (cpython.jl); python/devplace/bridge/inprocess.py is the other end. The
+# libpython's C API (cpython.jl); python/devplace/bridge/transports/inprocess.py is the other end. The
 # messages are the pipe transport's frame bodies, handed over as byte strings, so the meaning
 # of every call (peer.py in Python, pyobject.jl here) is one for both transports; large arrays
 # go by address instead of through a pipe or shared memory. The host process (host.jl) stays
@@ -33,7 +33,7 @@ const TRANSPORT = Ref(:auto)  # see `set_transport`
 "Why Python cannot run in this process (\"\" while nothing says it cannot)."
 const REFUSED = Ref("")
 const PY_STARTED = Ref(false)
-const PY_MODULE = Ref(C_NULL)  # devplace.bridge.inprocess
+const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
 
 in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
@@ -111,11 +111,11 @@ function init_python(facts::PythonFacts)
                   "sys.executable = ", py_literal(facts.executable), "\n",
                   "sys.argv = ['']\n",
                   "sys.stdout.reconfigure(line_buffering=True)\n",
-                  "import devplace.bridge.inprocess as m\n",
+                  "import devplace.bridge.transports.inprocess as m\n",
                   "m.load(['devplace.bridge.julia_semantics'])\n")
     ccall(api(:PyRun_SimpleString), Cint, (Cstring,), code) == 0 ||
         throw(HostError("setting up Python failed (its error is printed above)"))
-    PY_MODULE[] = py_import("devplace.bridge.inprocess")
+    PY_MODULE[] = py_import("devplace.bridge.transports.inprocess")
     PY_JULIA[] = py_builtin("julia", julia_entry_pointer())
     ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())  # the GIL is taken for each call
     return nothing

@@ -1,5 +1,5 @@
 # Large numeric arrays through shared memory (docs/protocol.md, "Shared memory"), as
-# python/devplace/bridge/shm.py. Each side writes the arrays of its messages into its own
+# python/devplace/bridge/transports/shm.py. Each side writes the arrays of its messages into its own
 # *outbox*, one file in `SHM_DIR[]` (`/dev/shm`) kept mapped and reused, so no transfer pays for
 # fresh pages (on a virtual machine a fresh tmpfs page costs more than copying it); the frame
 # carries only each array's dtype, size, path, offset and stamp. The receiver keeps the peer's
@@ -186,7 +186,7 @@ end
     read_shared(T, dims, path, offset, stamp, stalled) -> Array{T}
 
 Copy an array out of the peer's outbox (mapped once, again when it grew or changed), behind the
-peer as it writes it (its `ready` count, python/devplace/bridge/shm.py `fill`); `stalled()`
+peer as it writes it (its `ready` count, python/devplace/bridge/transports/shm.py `fill`); `stalled()`
 runs while nothing new is written (it throws to give up: the host died or timed out).
 """
 function read_shared(::Type{T}, dims::NTuple{N,Int}, path::String, offset::UInt64,

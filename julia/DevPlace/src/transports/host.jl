@@ -1,4 +1,4 @@
-# The pipe transport: a Python host process (python/devplace/bridge/host.py is the other end)
+# The pipe transport: a Python host process (python/devplace/bridge/transports/host.py is the other end)
 # and the request loop. One host per Julia session, started in the background when DevPlace is
 # loaded. Every message waits for its reply while serving whatever else arrives (callbacks into
 # Julia, releases), so callbacks nest; replies arrive strictly nested. Every wait is bounded: a
