@@ -210,3 +210,42 @@ def test_ctrl_c_in_process_ends_a_long_step_when_it_returns_and_the_session_stay
         if julia.proc.poll() is None:
             julia.proc.kill()
     assert "FINISHED" not in julia.output()
+
+
+EXIT = """
+using DevPlace
+sess = Session()
+run_profile(sess, constant(2.0) * 3)
+pyimport("atexit").register(pybuiltin("print"), "PYTHON ATEXIT"; flush = true)
+atexit(() -> (println("JULIA ATEXIT ", run(sess, constant(1.0) + 1)); flush(stdout)))
+println("PID ", getpid()); flush(stdout)
+"""
+
+
+@pytest.mark.parametrize("transport", ["inprocess", "process"])
+def test_a_clean_exit_runs_julias_hooks_then_pythons_and_leaves_nothing(
+    tmp_path: Path, transport: str
+) -> None:
+    script = tmp_path / "exit.jl"
+    script.write_text(EXIT, encoding="utf-8")
+    started = time.monotonic()
+    done = subprocess.run(
+        [require_julia(), f"--project={PROJECT}", str(script)],
+        cwd=tmp_path,
+        env=julia_env(transport),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert time.monotonic() - started < 240
+    out = [line for line in done.stdout.splitlines() if "ATEXIT" in line]
+    # Julia's own hooks first, Python still there for them; then Python's exit functions (the
+    # host's stdout is Julia's stderr)
+    if transport == "inprocess":
+        assert out == ["JULIA ATEXIT 2.0", "PYTHON ATEXIT"], done.stdout
+    else:
+        assert out == ["JULIA ATEXIT 2.0"] and "PYTHON ATEXIT" in done.stderr, done.stderr
+    pid = next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("PID "))
+    assert not list(Path("/dev/shm").glob(f"devplace-{pid}-*"))
+    assert done.stderr.count("Error") == 0, done.stderr

@@ -1,11 +1,15 @@
-"""The bridge that lets Julia (DevPlace.jl) drive devplace in this Python process.
+"""The bridge that lets Julia (DevPlace.jl) drive devplace: in Julia's own process, or in this
+one (`python -m devplace.bridge`, the host process).
 
-`python -m devplace.bridge` runs the host: it reads request frames from Julia and answers them
-(docs/protocol.md). Modules: `wire` (value codec), `frames` (framing), `handles` (objects Julia
-holds), `callbacks` (Julia functions called from Python), `requests` (the operations, numbered
-in `opcodes.tsv`, which DevPlace.jl reads too), `host` (the loop), `julia_semantics` (Julia's
-operator and indexing rules applied to Python objects). DevPlace.jl's files of the same names
-(`frames.jl`, `wire.jl`, `requests.jl`, `host.jl`) are the other ends.
+Modules (docs/protocol.md): `wire` (value codec), `frames` (frame kinds and framing),
+`requests` (the operations, numbered in `opcodes.tsv`, which DevPlace.jl reads too), `peer`
+(what Julia's messages mean, whatever carries them), `handles` (objects Julia holds),
+`callbacks` (Julia functions called from Python), `tasks` (each Julia task's TensorFlow
+scopes), `error_text` (what Julia is shown of an exception), `transports` (`host`: the host
+process's loop over pipes, `shm`: its shared memory; `inprocess`: Julia's process), and the
+meaning of Julia's calls: `julia_semantics` (Julia's operator and indexing rules applied to
+Python objects), `graph_ops` and `adcme`. DevPlace.jl's files of the same names (`frames.jl`,
+`wire.jl`, `requests.jl`, `peer.jl`, `transports/`) are the other ends.
 """
 
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction

@@ -1,0 +1,122 @@
+"""The Python end of the in-process transport without Julia: arrays by address both ways, the
+answer to a request as Julia reads it, and which runs hand their Julia calls to Julia's thread.
+DevPlace.jl's own suite runs the whole transport (test_bridge_julia.py, both transports)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import devplace as dp
+from devplace.bridge import frames, wire
+from devplace.bridge.callbacks import JuliaFunction
+from devplace.bridge.requests import CODES, IN_PLACE
+from devplace.bridge.transports import inprocess
+
+
+def no_julia(frame: bytes) -> bytearray:
+    raise AssertionError("these tests call no Julia function")
+
+
+@pytest.fixture
+def peer() -> inprocess.InProcess:
+    return inprocess.InProcess(no_julia, min_bytes=1 << 16)
+
+
+def test_large_arrays_go_by_address_in_the_order_numpy_holds_them(peer) -> None:
+    fortran = np.asfortranarray(np.arange(48_000.0).reshape(200, 240))
+    c_order = np.arange(48_000.0).reshape(200, 240)
+    for a, order in ((fortran, 0), (c_order, 1), (np.arange(9000.0), 0)):
+        path, address, stamp = peer.share(a, a.dtype)
+        assert (path, address, stamp) == ("", a.ctypes.data, order)  # no copy: Julia copies
+    strided = c_order[:, ::2]  # neither order: one column-major copy, kept until Julia read it
+    path, address, stamp = peer.share(strided, np.dtype("<f4"))
+    kept = peer._keep[-1]
+    assert (path, stamp, address) == ("", 0, kept.ctypes.data)
+    assert kept.dtype == np.dtype("<f4") and np.array_equal(kept, strided)
+    assert peer.share(np.arange(10.0), np.dtype("<f8")) is None  # small: by value
+
+
+def test_arrays_from_julia_are_copied_unless_the_request_is_in_place(peer) -> None:
+    julia_memory = np.asfortranarray(np.arange(24.0).reshape(4, 6))
+    args = (dtype := np.dtype("<f8"), (4, 6), "", julia_memory.ctypes.data, 0)
+    copied = peer.shared_array(*args)
+    assert np.array_equal(copied, julia_memory) and not np.shares_memory(copied, julia_memory)
+    peer.in_place = True
+    view = peer.shared_array(*args)
+    assert np.array_equal(view, julia_memory) and np.shares_memory(view, julia_memory)
+    peer.in_place = False
+    assert peer.shared_array(dtype, (0, 3), "", 0, 0).shape == (0, 3)
+    with pytest.raises(wire.DecodeError, match="by address, not from '/dev/shm/x'"):
+        peer.shared_array(dtype, (2,), "/dev/shm/x", 64, 7)
+
+
+def request_body(opcode: int, args: tuple[object, ...]) -> bytearray:
+    return bytearray(bytes((opcode,)) + wire.encode_bytes(args))
+
+
+def test_a_request_is_answered_with_the_arrays_it_points_into(peer) -> None:
+    big = np.arange(100_000.0)
+    handle = peer.to_handle(big)
+    answer, keep, dropped = peer.request(request_body(CODES["echo"], (wire.Handle(handle),)))
+    assert answer[0] == frames.REPLY and dropped is None
+    shared = wire.decode(memoryview(answer)[1:])  # as Julia sees it: by address
+    assert isinstance(shared, wire.SharedArray) and shared.path == "" and shared.shape == big.shape
+    assert keep is not None and keep[0] is big and shared.offset == big.ctypes.data
+    answer, keep, _ = peer.request(request_body(CODES["builtin"], ("no_such_builtin",)))
+    assert answer[0] == frames.ERROR and keep is None
+    kind, message, _, _ = wire.decode(memoryview(answer)[1:])
+    assert kind == "NameError" and "no_such_builtin" in message
+
+
+def test_in_place_requests_read_julias_memory_where_it_is(peer) -> None:
+    julia_memory = np.arange(10_000.0)
+    seen = []
+    shared = wire.SharedArray(
+        julia_memory.dtype, julia_memory.shape, "", julia_memory.ctypes.data, 0
+    )
+    fn = peer.to_handle(lambda a: seen.append(np.shares_memory(a, julia_memory)) or float(a.sum()))
+    call = CODES["call"]
+    for opcode, shares in ((call, False), (call | IN_PLACE, True)):
+        answer, _, _ = peer.request(request_body(opcode, (wire.Handle(fn), (shared,))))
+        assert wire.decode(memoryview(answer)[1:]) == julia_memory.sum() and seen[-1] is shares
+
+
+def test_released_julia_functions_travel_with_the_next_answer(peer) -> None:
+    f = peer.julia_function(7, "f")
+    del f
+    _, _, dropped = peer.request(request_body(CODES["echo"], (1,)))
+    assert dropped is not None and wire.decode(dropped) == [7]
+    assert peer.request(request_body(CODES["echo"], (1,)))[2] is None
+
+
+def test_a_julia_function_on_another_thread_outside_a_run_is_refused_clearly(peer) -> None:
+    f = JuliaFunction(peer, 1, "double")
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            f(1.0)
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            raised.append(exc)
+
+    t = threading.Thread(target=call)
+    t.start()
+    t.join(10)
+    assert isinstance(raised[0], RuntimeError)
+    assert "Julia function double was called on a Python thread other than Julia's" in str(
+        raised[0]
+    )
+    assert "py_func" in str(raised[0])
+
+
+def test_only_graphs_with_py_func_ops_send_their_runs_through_julias_thread() -> None:
+    versions: dict[int, tuple[int, bool]] = {}
+    graph = dp.tf.Graph()
+    with graph.as_default():
+        x = dp.tf.constant([1.0, 2.0])
+        assert not inprocess._runs_julia_on_tf_threads(graph, versions)
+        dp.tf.py_func(np.negative, [x], dp.tf.float32)
+        assert inprocess._runs_julia_on_tf_threads(graph, versions)  # seen as the graph grew
