@@ -86,7 +86,7 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyByteArray_FromStringAndSize, :PyByteArray_AsString, :PyLong_FromLongLong,
     :PyFloat_FromDouble, :PyUnicode_FromString, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
     :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
-    :PyLong_AsLongLong)
+    :PyLong_AsLongLong, :PyObject_GetItem)
 
 api(name::Symbol) = PYAPI[name]
 

@@ -24,6 +24,8 @@ mutable struct InProcess <: Peer
     next_error::UInt64
     interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
     task::Int                    # the Julia task whose scopes Python has installed (0: none)
+    lent::Vector{Int}            # while an answer is decoded: its arrays' handles (0: copy)
+    next_lent::Int
     peer::Ptr{Cvoid}
     request::Ptr{Cvoid}
     release::Ptr{Cvoid}
@@ -155,7 +157,7 @@ function start_inprocess()
         peer = checked(py_call(start, PY_JULIA[], py_int(BIG_PART)), "starting the peer")
         py_decref(start)
         InProcess(GENERATION[], getpid(), true, UInt32(0), Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
-                  UInt64(0), false, 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"))
+                  UInt64(0), false, 0, Int[], 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"))
     end
     take_releases(h.gen)
     HOST[] = h
@@ -190,17 +192,47 @@ end
 """
     shared_array(h::InProcess, T, dims, "", address, order)
 
-A copy of the array Python sent by address (alive until its answer is released): column-major
-(`order` 0) or row-major (1, a numpy array as TensorFlow returns it), transposed in the copy.
+The array Python sent by address (alive until its answer is released): column-major (`order`
+0) or row-major (1, a numpy array as TensorFlow returns it, transposed in a copy). One that
+Python lent (nothing else refers to it: a fetch's result) is used where it is, without a copy,
+and released in Python when Julia collects it; it cannot be resized (`copy` it first).
+Others are copied.
 """
 function shared_array(h::InProcess, ::Type{T}, dims::Tuple, path::String, offset::UInt64,
                       stamp::UInt64) where {T}
     isempty(path) || throw(WireError("in process, arrays come by address, not from $path"))
     p = Ptr{T}(UInt(offset))
+    k = h.next_lent += 1
+    id = k <= length(h.lent) ? h.lent[k] : 0
+    if stamp == 0 && id != 0
+        h.lent[k] = 0  # taken: its release is the array's now
+        a = unsafe_wrap(Array, p, dims; own = false)
+        gen = h.gen
+        lent_pressure!(sizeof(a))
+        return finalizer(_ -> queue_release(gen, UInt64(id)), a)
+    end
     stamp == 0 && return copy(unsafe_wrap(Array, p, dims))
     n = length(dims)
     return permutedims(unsafe_wrap(Array, p, reverse(dims)), ntuple(i -> n + 1 - i, n))
 end
+
+"""
+    lent_pressure!(bytes)
+
+Julia's collector does not see the memory of the arrays Python lent (numpy's), so it would not
+run for them and they would pile up: after `LENT_GC_BYTES` of them, a quick collection frees
+those no longer used (and Python frees their memory at the next call).
+"""
+function lent_pressure!(bytes::Int)
+    LENT_SINCE_GC[] += bytes
+    LENT_SINCE_GC[] < LENT_GC_BYTES && return
+    LENT_SINCE_GC[] = 0
+    GC.gc(false)
+    return
+end
+
+const LENT_GC_BYTES = 1 << 24
+const LENT_SINCE_GC = Ref(0)
 
 function flush_releases(h::InProcess)
     ids = take_releases(h.gen)
@@ -246,8 +278,14 @@ function exchange(h::InProcess, op::UInt8, args::Tuple)
     throw(err)
 end
 
-"Decode the answer tuple `r` (released here): its kind and value; forget what Python released."
+"""
+Decode the answer tuple `r` (released here): its kind and value; forget what Python released,
+and release the lent arrays the value did not take.
+"""
 function take_answer(h::InProcess, r::Ptr{Cvoid})
+    lent = tuple_item(r, 3)
+    h.lent = lent == PY_NONE[] ? Int[] : Vector{Int}(decode_value(copy(bytes_of(lent))))
+    h.next_lent = 0
     try
         bytes = bytes_of(tuple_item(r, 0))
         isempty(bytes) && protocol_failure(h, "an empty answer")
@@ -261,6 +299,10 @@ function take_answer(h::InProcess, r::Ptr{Cvoid})
         return bytes[1], value
     finally
         py_decref(r)
+        for id in h.lent
+            id == 0 || queue_release(h.gen, UInt64(id))
+        end
+        empty!(h.lent)
     end
 end
 

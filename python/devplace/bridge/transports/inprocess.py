@@ -62,6 +62,8 @@ class InProcess(Peer):
         self._thread_calls: queue.SimpleQueue[_ThreadCall | None] = queue.SimpleQueue()
         self._serving_runs = 0  # runs whose Julia calls from other threads Julia's thread makes
         self._thread_errors: list[JuliaError] = []
+        self._lent: set[int] = set()  # handles of the arrays Julia uses where they are
+        self._orphans: list[Any] = []  # arrays lent to Julia before a `reset`
 
     # --- arrays by address --------------------------------------------------------------
     def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
@@ -91,10 +93,13 @@ class InProcess(Peer):
         return view if self.in_place else view.copy(order="F")
 
     # --- Julia's calls ------------------------------------------------------------------
-    def request(self, body: bytearray) -> tuple[bytes, list[Any] | None, bytes | None]:
+    def request(
+        self, body: bytearray
+    ) -> tuple[bytes, list[Any] | None, bytes | None, bytes | None]:
         """Answer a REQUEST body: the answer (kind byte, then its body), the arrays it points
-        into (Julia holds them until it has copied them out), and the Julia functions Python
-        released meanwhile (encoded ids, or None)."""
+        into (Julia holds them until it has copied them out), the Julia functions Python
+        released meanwhile (encoded ids, or None), and which of those arrays Julia may keep
+        without a copy (`lend`; encoded handle ids, or None)."""
         outer, self._keep = self._keep, []
         try:
             kind, buffers = self.answer(memoryview(body))
@@ -103,10 +108,33 @@ class InProcess(Peer):
             self._keep = outer
         answer = b"".join([bytes((kind,)), *buffers])
         dropped = self.take_dropped()
-        return answer, keep or None, wire.encode_bytes(dropped) if dropped else None
+        lent = self.lend(keep) if keep else None
+        return answer, keep or None, wire.encode_bytes(dropped) if dropped else None, lent
+
+    def lend(self, arrays: list[Any]) -> bytes | None:
+        """The arrays of an answer that nothing in Python refers to, owning their memory and
+        column-major (a fetch's result): Julia uses each where it is, holding it by a handle it
+        releases when its array is collected. Encoded ids, 0 for an array Julia copies."""
+        ids = []
+        for a in arrays:
+            alone = sys.getrefcount(a) == 3  # `arrays`, `a` and the argument: nothing else
+            mine = a.base is None and a.flags.owndata and a.flags.writeable
+            ids.append(self.handles.put(a) if alone and mine and a.flags.f_contiguous else 0)
+        self._lent.update(ids)
+        self._lent.discard(0)
+        return wire.encode_bytes(ids) if any(ids) else None
+
+    def release(self, body: memoryview) -> None:
+        ids = wire.decode(body)
+        self._lent.difference_update(ids)
+        self.handles.release(ids)
 
     def reset(self) -> None:
-        """Julia's `stop_host`: forget every object held for Julia (a fresh start's state)."""
+        """Julia's `stop_host`: forget every object held for Julia (a fresh start's state), but
+        for the arrays lent to Julia, whose memory Julia's arrays still use."""
+        # freed with the process: Julia's releases of them name the peer before the reset
+        self._orphans.extend(self.handles.get(id) for id in self._lent)
+        self._lent.clear()
         self.handles = type(self.handles)()
 
     # --- callbacks into Julia -------------------------------------------------------------
