@@ -60,12 +60,13 @@ def request_body(opcode: int, args: tuple[object, ...]) -> bytearray:
 def test_a_request_is_answered_with_the_arrays_it_points_into(peer) -> None:
     big = np.arange(100_000.0)
     handle = peer.to_handle(big)
-    answer, keep, dropped = peer.request(request_body(CODES["echo"], (wire.Handle(handle),)))
+    answer, keep, dropped, lent = peer.request(request_body(CODES["echo"], (wire.Handle(handle),)))
     assert answer[0] == frames.REPLY and dropped is None
+    assert lent is None  # the handle table holds `big` too: Julia copies it
     shared = wire.decode(memoryview(answer)[1:])  # as Julia sees it: by address
     assert isinstance(shared, wire.SharedArray) and shared.path == "" and shared.shape == big.shape
     assert keep is not None and keep[0] is big and shared.offset == big.ctypes.data
-    answer, keep, _ = peer.request(request_body(CODES["builtin"], ("no_such_builtin",)))
+    answer, keep, _, _ = peer.request(request_body(CODES["builtin"], ("no_such_builtin",)))
     assert answer[0] == frames.ERROR and keep is None
     kind, message, _, _ = wire.decode(memoryview(answer)[1:])
     assert kind == "NameError" and "no_such_builtin" in message
@@ -80,14 +81,26 @@ def test_in_place_requests_read_julias_memory_where_it_is(peer) -> None:
     fn = peer.to_handle(lambda a: seen.append(np.shares_memory(a, julia_memory)) or float(a.sum()))
     call = CODES["call"]
     for opcode, shares in ((call, False), (call | IN_PLACE, True)):
-        answer, _, _ = peer.request(request_body(opcode, (wire.Handle(fn), (shared,))))
+        answer, _, _, _ = peer.request(request_body(opcode, (wire.Handle(fn), (shared,))))
         assert wire.decode(memoryview(answer)[1:]) == julia_memory.sum() and seen[-1] is shares
+
+
+def test_an_array_nothing_else_refers_to_is_lent_to_julia_until_it_releases_it(peer) -> None:
+    make = peer.to_handle(lambda n: np.arange(float(n)))  # a fresh array each call
+    answer, keep, _, lent = peer.request(request_body(CODES["call"], (wire.Handle(make), (9000,))))
+    (id,) = wire.decode(lent)
+    assert keep[0] is peer.handles.get(id)  # held by a handle until Julia's array is collected
+    assert wire.decode(memoryview(answer)[1:]).offset == keep[0].ctypes.data
+    peer.release(memoryview(wire.encode_bytes([id])))
+    assert id not in peer._lent and len(peer.handles) == 1  # only `make` is left
+    small = peer.request(request_body(CODES["call"], (wire.Handle(make), (10,))))
+    assert small[1] is None and small[3] is None  # by value: nothing to lend
 
 
 def test_released_julia_functions_travel_with_the_next_answer(peer) -> None:
     f = peer.julia_function(7, "f")
     del f
-    _, _, dropped = peer.request(request_body(CODES["echo"], (1,)))
+    _, _, dropped, _ = peer.request(request_body(CODES["echo"], (1,)))
     assert dropped is not None and wire.decode(dropped) == [7]
     assert peer.request(request_body(CODES["echo"], (1,)))[2] is None
 
