@@ -96,6 +96,26 @@ function lookup_function(h::Peer, id::UInt64, name::String)
 end
 
 """
+    encode_request(h, op, args, enc) -> enc
+
+`enc` holding request `op` with `args`; the Julia functions registered for them are forgotten
+again if they cannot be encoded.
+"""
+function encode_request(h::Peer, op::UInt8, args::Tuple, enc::Encoder)
+    write(enc.buf, op)
+    first_new = h.next_function + 1
+    try
+        encode!(enc, h, args)
+    catch
+        for id in first_new:h.next_function
+            delete!(h.functions, id)
+        end
+        rethrow()
+    end
+    return enc
+end
+
+"""
     host_lost!(h; wait=true)
 
 Forget peer `h`: its Python objects are gone, the next call starts a fresh peer (each transport

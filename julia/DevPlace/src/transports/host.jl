@@ -188,17 +188,7 @@ function writing_stalled(h::Host)
 end
 
 function exchange(h::Host, op::UInt8, args::Tuple)
-    enc = Encoder(share = true)
-    write(enc.buf, op)
-    first_new = h.next_function + 1
-    try
-        encode!(enc, h, args)
-    catch
-        for id in first_new:h.next_function
-            delete!(h.functions, id)
-        end
-        rethrow()
-    end
+    enc = encode_request(h, op, args, Encoder(share = true))
     h.seq += UInt32(1)
     seq = h.seq
     outer = h.waiting_for

@@ -247,17 +247,7 @@ function flush_releases(h::InProcess)
 end
 
 function exchange(h::InProcess, op::UInt8, args::Tuple)
-    enc = Encoder(refer = true)
-    write(enc.buf, op)
-    first_new = h.next_function + 1
-    try
-        encode!(enc, h, args)
-    catch
-        for id in first_new:h.next_function
-            delete!(h.functions, id)
-        end
-        rethrow()
-    end
+    enc = encode_request(h, op, args, Encoder(refer = true))
     body = take!(enc.buf)
     h.seq += UInt32(1)
     kind, value = with_gil() do
