@@ -1,7 +1,7 @@
 """DevPlace.jl's two transports chosen and refused for real: Python in Julia's own process where it
 can serve, the host process with one line saying why where it cannot (Julia started without
 GCC's unwinder first, a library that fails to load under RTLD_DEEPBIND, a Python without a
-shared libpython), and Ctrl-C during a long step in process."""
+shared libpython), Ctrl-C in process (a long step, a Python loop), and a clean exit."""
 
 from __future__ import annotations
 
@@ -210,6 +210,43 @@ def test_ctrl_c_in_process_ends_a_long_step_when_it_returns_and_the_session_stay
         if julia.proc.poll() is None:
             julia.proc.kill()
     assert "FINISHED" not in julia.output()
+
+
+SPIN = """
+pyimport("site").addsitedir(ARGS[1])
+spin = pyimport("spin").spin
+println("TRANSPORT ", DevPlace.transport()); flush(stdout)
+t = time()
+try
+    println("STARTED"); flush(stdout)
+    println(spin(60.0))
+catch err
+    println("CAUGHT ", typeof(err), " after ", round(time() - t, digits = 1), " s")
+end
+println("AFTER ", run(Session(), constant(2.0) * 3.0))
+"""
+
+
+def test_ctrl_c_in_process_stops_python_code_that_never_calls_julia(tmp_path: Path) -> None:
+    (tmp_path / "spin.py").write_text(
+        "import time\n\ndef spin(s):\n    t = time.time()\n    while time.time() - t < s:\n"
+        "        pass\n    return 'done'\n",
+        encoding="utf-8",
+    )
+    julia = JuliaScript(SPIN, tmp_path / "run", str(tmp_path), transport="inprocess")
+    try:
+        assert julia.expect("TRANSPORT ", timeout=300) == "inprocess"
+        julia.expect("STARTED")
+        time.sleep(1.0)
+        julia.proc.send_signal(signal.SIGINT)
+        caught = julia.expect("CAUGHT ", timeout=60)
+        assert caught.startswith("InterruptException after ")
+        assert float(caught.split()[-2]) < 20  # not the whole minute the loop would take
+        assert julia.expect("AFTER ") == "6.0"
+        assert julia.finish() == 0, julia.output()
+    finally:
+        if julia.proc.poll() is None:
+            julia.proc.kill()
 
 
 EXIT = """

@@ -10,7 +10,8 @@ const TRANSPORTS = (:auto, :inprocess, :process)
 Choose how DevPlace reaches Python:
 - `:inprocess`: libpython in Julia's own process (TensorFlow loaded with `RTLD_DEEPBIND`). A
   call costs what it costs in Python, arrays cross without a pipe; a crash inside TensorFlow
-  ends the Julia session, and Ctrl-C takes effect when Python calls Julia back or returns.
+  ends the Julia session, and Ctrl-C stops Python code at its next instruction (one C call,
+  such as a TensorFlow step, finishes first).
 - `:process`: a Python process of its own over pipes (the isolating transport): each call is a
   round trip (~15 µs), a crash there leaves Julia running, Ctrl-C abandons a running call.
 - `:auto` (the default): in process wherever it can serve, else the process, with one line

@@ -22,8 +22,10 @@ import ctypes
 import importlib
 import os
 import queue
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -206,6 +208,38 @@ class InProcess(Peer):
         return outcome["value"]
 
 
+class _CtrlC:
+    """Ctrl-C for Python code that never calls Julia back. Julia holds a Ctrl-C that arrives
+    during a call into Python until the call returns (its `jl_signal_pending`); while a request's
+    own code runs, this thread looks at that flag and raises `KeyboardInterrupt` in it, once per
+    Ctrl-C, at its next Python instruction (a C call such as one TensorFlow step finishes
+    first). Where Julia has no such flag, nothing is watched."""
+
+    INTERVAL_S = 0.05
+
+    def __init__(self, peer: InProcess) -> None:
+        try:
+            self.pending = ctypes.c_int.in_dll(ctypes.CDLL(None), "jl_signal_pending")
+        except (OSError, ValueError):
+            return
+        self.peer = peer
+        self.main = threading.get_ident()
+        threading.Thread(target=self._watch, name="devplace-ctrl-c", daemon=True).start()
+
+    def _watch(self) -> None:
+        raised = False
+        while True:
+            time.sleep(self.INTERVAL_S)
+            running = self.peer.interruptible
+            if running and not raised and self.pending.value == signal.SIGINT:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self.main), ctypes.py_object(KeyboardInterrupt)
+                )
+                raised = True
+            elif not running:
+                raised = False
+
+
 def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]]) -> bool:
     """Does `graph` hold ops through which TensorFlow calls Python on its own threads?"""
     version = graph.version
@@ -290,6 +324,7 @@ def start(julia: Callable[[bytes], bytearray], min_bytes: int) -> InProcess:
     _PEER = InProcess(julia, min_bytes)
     if "tensorflow" in sys.modules:
         _serve_py_funcs(_PEER)
+    _CtrlC(_PEER)
     return _PEER
 
 
