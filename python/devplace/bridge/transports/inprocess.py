@@ -64,6 +64,7 @@ class InProcess(Peer):
         self._thread_calls: queue.SimpleQueue[_ThreadCall | None] = queue.SimpleQueue()
         self._serving_runs = 0  # runs whose Julia calls from other threads Julia's thread makes
         self._thread_errors: list[JuliaError] = []
+        self.ctrl_c: _CtrlC | None = None
         self._lent: set[int] = set()  # handles of the arrays Julia uses where they are
         self._orphans: list[Any] = []  # arrays lent to Julia before a `reset`
 
@@ -95,6 +96,13 @@ class InProcess(Peer):
         return view if self.in_place else view.copy(order="F")
 
     # --- Julia's calls ------------------------------------------------------------------
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        try:
+            return super()._run(fn, args)
+        finally:
+            if self.ctrl_c is not None:
+                self.ctrl_c.done()
+
     def request(
         self, body: bytearray
     ) -> tuple[bytes, list[Any] | None, bytes | None, bytes | None]:
@@ -208,6 +216,15 @@ class InProcess(Peer):
         return outcome["value"]
 
 
+_set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+#: The same function given NULL: clears the thread's pending asynchronous exception.
+_clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+
+
 class _CtrlC:
     """Ctrl-C for Python code that never calls Julia back. Julia holds a Ctrl-C that arrives
     during a call into Python until the call returns (its `jl_signal_pending`); while a request's
@@ -218,26 +235,32 @@ class _CtrlC:
     INTERVAL_S = 0.05
 
     def __init__(self, peer: InProcess) -> None:
+        self.lock = threading.Lock()
+        self.peer = peer
+        self.main = threading.get_ident()
         try:
             self.pending = ctypes.c_int.in_dll(ctypes.CDLL(None), "jl_signal_pending")
         except (OSError, ValueError):
             return
-        self.peer = peer
-        self.main = threading.get_ident()
         threading.Thread(target=self._watch, name="devplace-ctrl-c", daemon=True).start()
 
     def _watch(self) -> None:
         raised = False
         while True:
             time.sleep(self.INTERVAL_S)
-            running = self.peer.interruptible
-            if running and not raised and self.pending.value == signal.SIGINT:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self.main), ctypes.py_object(KeyboardInterrupt)
-                )
-                raised = True
-            elif not running:
-                raised = False
+            with self.lock:
+                running = self.peer.interruptible
+                if running and not raised and self.pending.value == signal.SIGINT:
+                    _set_async_exc(self.main, KeyboardInterrupt)
+                    raised = True
+                elif not running:
+                    raised = False
+
+    def done(self) -> None:
+        """A request's code has returned: a Ctrl-C raised too late for it is dropped (Julia
+        throws `InterruptException` for it anyway), never raised in the bridge's own code."""
+        with self.lock:
+            _clear_async_exc(self.main, None)
 
 
 def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]]) -> bool:
@@ -324,7 +347,7 @@ def start(julia: Callable[[bytes], bytearray], min_bytes: int) -> InProcess:
     _PEER = InProcess(julia, min_bytes)
     if "tensorflow" in sys.modules:
         _serve_py_funcs(_PEER)
-    _CtrlC(_PEER)
+    _PEER.ctrl_c = _CtrlC(_PEER)
     return _PEER
 
 
