@@ -187,6 +187,11 @@ class Peer:
             return fn(*args)
         finally:
             self.interruptible = outer
+            self.after_run()
+
+    def after_run(self) -> None:
+        """A request's operation has returned or raised (the transport's hook; no frame of its
+        own while the operation runs, so callbacks nest as deep as before)."""
 
     def interrupt(self, signum: int, frame: FrameType | None) -> None:
         """SIGINT handler: interrupt the running request, never the bridge's own IO."""

@@ -96,12 +96,9 @@ class InProcess(Peer):
         return view if self.in_place else view.copy(order="F")
 
     # --- Julia's calls ------------------------------------------------------------------
-    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-        try:
-            return super()._run(fn, args)
-        finally:
-            if self.ctrl_c is not None:
-                self.ctrl_c.done()
+    def after_run(self) -> None:
+        if self.ctrl_c is not None:
+            self.ctrl_c.done()
 
     def request(
         self, body: bytearray
@@ -236,6 +233,7 @@ class _CtrlC:
 
     def __init__(self, peer: InProcess) -> None:
         self.lock = threading.Lock()
+        self.raised = False  # for the request running now
         self.peer = peer
         self.main = threading.get_ident()
         try:
@@ -245,22 +243,21 @@ class _CtrlC:
         threading.Thread(target=self._watch, name="devplace-ctrl-c", daemon=True).start()
 
     def _watch(self) -> None:
-        raised = False
         while True:
             time.sleep(self.INTERVAL_S)
             with self.lock:
                 running = self.peer.interruptible
-                if running and not raised and self.pending.value == signal.SIGINT:
+                if running and not self.raised and self.pending.value == signal.SIGINT:
                     _set_async_exc(self.main, KeyboardInterrupt)
-                    raised = True
-                elif not running:
-                    raised = False
+                    self.raised = True
 
     def done(self) -> None:
         """A request's code has returned: a Ctrl-C raised too late for it is dropped (Julia
         throws `InterruptException` for it anyway), never raised in the bridge's own code."""
         with self.lock:
-            _clear_async_exc(self.main, None)
+            if self.raised:
+                self.raised = False
+                _clear_async_exc(self.main, None)
 
 
 def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]]) -> bool:
