@@ -176,79 +176,6 @@ def test_a_python_without_a_shared_libpython_is_served_by_the_host_process(
     assert f"`{python}` (Python " in done.stderr and "has no shared libpython" in done.stderr
 
 
-LONG_STEP = """
-sess = Session()
-slow = sleep_for(constant(3.0))  # one TensorFlow step of 3 s (a py_func sleeping)
-println("TRANSPORT ", DevPlace.transport()); flush(stdout)
-t = time()
-try
-    println("STARTED"); flush(stdout)
-    run(sess, slow)
-    println("FINISHED")
-catch err
-    println("CAUGHT ", typeof(err), " after ", round(time() - t, digits = 1), " s")
-end
-println("AFTER ", run(sess, constant(2.0) * 3.0))
-"""
-
-
-def test_ctrl_c_in_process_ends_a_long_step_when_it_returns_and_the_session_stays(
-    tmp_path: Path,
-) -> None:
-    julia = JuliaScript(LONG_STEP, tmp_path, transport="inprocess")
-    try:
-        assert julia.expect("TRANSPORT ", timeout=300) == "inprocess"
-        julia.expect("STARTED")
-        time.sleep(1.0)
-        julia.proc.send_signal(signal.SIGINT)
-        caught = julia.expect("CAUGHT ", timeout=60)
-        assert caught.startswith("InterruptException after ")
-        assert float(caught.split()[-2]) >= 2.5  # TensorFlow's step is never cut short
-        assert julia.expect("AFTER ") == "6.0"
-        assert julia.finish() == 0, julia.output()
-    finally:
-        if julia.proc.poll() is None:
-            julia.proc.kill()
-    assert "FINISHED" not in julia.output()
-
-
-SPIN = """
-pyimport("site").addsitedir(ARGS[1])
-spin = pyimport("spin").spin
-println("TRANSPORT ", DevPlace.transport()); flush(stdout)
-t = time()
-try
-    println("STARTED"); flush(stdout)
-    println(spin(60.0))
-catch err
-    println("CAUGHT ", typeof(err), " after ", round(time() - t, digits = 1), " s")
-end
-println("AFTER ", run(Session(), constant(2.0) * 3.0))
-"""
-
-
-def test_ctrl_c_in_process_stops_python_code_that_never_calls_julia(tmp_path: Path) -> None:
-    (tmp_path / "spin.py").write_text(
-        "import time\n\ndef spin(s):\n    t = time.time()\n    while time.time() - t < s:\n"
-        "        pass\n    return 'done'\n",
-        encoding="utf-8",
-    )
-    julia = JuliaScript(SPIN, tmp_path / "run", str(tmp_path), transport="inprocess")
-    try:
-        assert julia.expect("TRANSPORT ", timeout=300) == "inprocess"
-        julia.expect("STARTED")
-        time.sleep(1.0)
-        julia.proc.send_signal(signal.SIGINT)
-        caught = julia.expect("CAUGHT ", timeout=60)
-        assert caught.startswith("InterruptException after ")
-        assert float(caught.split()[-2]) < 20  # not the whole minute the loop would take
-        assert julia.expect("AFTER ") == "6.0"
-        assert julia.finish() == 0, julia.output()
-    finally:
-        if julia.proc.poll() is None:
-            julia.proc.kill()
-
-
 EXIT = """
 using DevPlace
 sess = Session()
@@ -286,3 +213,64 @@ def test_a_clean_exit_runs_julias_hooks_then_pythons_and_leaves_nothing(
     pid = next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("PID "))
     assert not list(Path("/dev/shm").glob(f"devplace-{pid}-*"))
     assert done.stderr.count("Error") == 0, done.stderr
+
+
+INTERRUPTED = """
+SETUP
+sess = Session()
+println("TRANSPORT ", DevPlace.transport()); flush(stdout)
+t = time()
+try
+    println("STARTED"); flush(stdout)
+    CALL
+    println("FINISHED")
+catch err
+    println("CAUGHT ", typeof(err), " after ", round(time() - t, digits = 1), " s")
+end
+println("AFTER ", run(sess, constant(2.0) * 3.0))
+"""
+
+
+def seconds_to_ctrl_c(tmp_path: Path, setup: str, call: str, *args: str) -> float:
+    """Run `call` in process, send Ctrl-C a second after it started: the seconds it took to
+    throw `InterruptException` (the session computes after it, and Julia exits cleanly)."""
+    code = INTERRUPTED.replace("SETUP", setup).replace("CALL", call)
+    julia = JuliaScript(code, tmp_path / "run", *args, transport="inprocess")
+    try:
+        assert julia.expect("TRANSPORT ", timeout=300) == "inprocess"
+        julia.expect("STARTED")
+        time.sleep(1.0)
+        julia.proc.send_signal(signal.SIGINT)
+        caught = julia.expect("CAUGHT ", timeout=60)
+        assert caught.startswith("InterruptException after ")
+        assert julia.expect("AFTER ") == "6.0"
+        assert julia.finish() == 0, julia.output()
+    finally:
+        if julia.proc.poll() is None:
+            julia.proc.kill()
+    assert "FINISHED" not in julia.output()
+    return float(caught.split()[-2])
+
+
+def test_ctrl_c_in_process_ends_a_long_step_when_it_returns_and_the_session_stays(
+    tmp_path: Path,
+) -> None:
+    # one TensorFlow step of 3 s (a py_func sleeping) is never cut short
+    assert seconds_to_ctrl_c(tmp_path, "", "run(sess, sleep_for(constant(3.0)))") >= 2.5
+
+
+SPIN = """import time
+
+
+def spin(s):
+    t = time.time()
+    while time.time() - t < s:
+        pass
+"""
+
+
+def test_ctrl_c_in_process_stops_python_code_that_never_calls_julia(tmp_path: Path) -> None:
+    (tmp_path / "spin.py").write_text(SPIN, encoding="utf-8")
+    setup = 'pyimport("site").addsitedir(ARGS[1]); spin = pyimport("spin").spin'
+    # not the whole minute the loop would take
+    assert seconds_to_ctrl_c(tmp_path, setup, "spin(60.0)", str(tmp_path)) < 20

@@ -84,9 +84,8 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyImport_ImportModule, :PyObject_GetAttrString, :PyObject_CallOneArg, :PyObject_CallObject,
     :PyTuple_New, :PyTuple_SetItem, :PyTuple_GetItem, :PyBytes_AsString, :PyBytes_Size,
     :PyByteArray_FromStringAndSize, :PyByteArray_AsString, :PyLong_FromLongLong,
-    :PyFloat_FromDouble, :PyUnicode_FromString, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
-    :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
-    :PyLong_AsLongLong, :PyObject_GetItem)
+    :PyFloat_FromDouble, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
+    :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx)
 
 api(name::Symbol) = PYAPI[name]
 
@@ -172,7 +171,6 @@ function py_call(f::Ptr{Cvoid}, args::Ptr{Cvoid}...)
     return r
 end
 
-py_str(s::AbstractString) = ccall(api(:PyUnicode_FromString), Ptr{Cvoid}, (Cstring,), s)
 py_int(x::Integer) = ccall(api(:PyLong_FromLongLong), Ptr{Cvoid}, (Clonglong,), x)
 py_float(x::Real) = ccall(api(:PyFloat_FromDouble), Ptr{Cvoid}, (Cdouble,), x)
 
