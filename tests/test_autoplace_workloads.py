@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devplace import _json
+from devplace._json import parse_json
 from devplace.autoplacer import (
     NVLINK,
     PCIE,
@@ -19,7 +21,6 @@ from devplace.autoplacer import (
     fit_link,
     place,
     simulate,
-    workloads,
 )
 from devplace.autoplacer.command import main as place_command
 from devplace.autoplacer.command import place_file
@@ -27,7 +28,6 @@ from devplace.autoplacer.cost import device_kind
 from devplace.autoplacer.placers.search import DEFAULT_BUDGET_S, MAX_BUDGET_S
 from devplace.autoplacer.workloads import (
     WORKLOAD_DIR,
-    _parse_json,
     bundled_workloads,
     load_workload,
     read_workload,
@@ -384,19 +384,19 @@ def test_workload_json_is_read_as_the_json_module_reads_it(text):
         expected = json.loads(raw)
     except json.JSONDecodeError as err:
         with pytest.raises(json.JSONDecodeError) as raised:
-            _parse_json(raw)
+            parse_json(raw)
         assert str(raised.value) == str(err)
         return
-    got = _parse_json(raw)
+    got = parse_json(raw)
     assert repr(got) == repr(expected)  # NaN and -0.0 too, and ints stay ints
 
 
 def test_a_long_digit_run_is_found_across_the_chunks_it_is_read_in(monkeypatch):
-    monkeypatch.setattr(workloads, "_CHUNK", 8)
-    digits = "1" * workloads._LONG_RUN
+    monkeypatch.setattr(_json, "_CHUNK", 8)
+    digits = "1" * _json._LONG_RUN
     for offset in range(12):
-        assert workloads._has_long_digit_run((" " * offset + digits + " ").encode())
-        assert not workloads._has_long_digit_run((" " * offset + digits[1:] + " 1").encode())
+        assert _json._has_long_digit_run((" " * offset + digits + " ").encode())
+        assert not _json._has_long_digit_run((" " * offset + digits[1:] + " 1").encode())
 
 
 def test_a_node_id_beyond_64_bits_is_kept_as_the_integer_written(tmp_path):

@@ -1,6 +1,8 @@
 """Hand-made Chrome traces in the shape TensorFlow's timeline writes, and the small two-device
 graph the profile and report tests trace."""
 
+import random
+
 import devplace as dp
 
 PREFIX = "/job:localhost/replica:0/task:0"
@@ -75,3 +77,42 @@ def two_device_graph(device="/cpu:1", shape=(100, 25)):
         y = dp.sin(dp.tf.ones(shape, name="x"), name="y")
     with dp.cpu(0):
         return dp.reduce_sum(y, name="z")
+
+
+TYPES = ["MatMul", "Add", "Relu", "Conv2D", "Mul", "Sum", "Tanh", "Sin", "Cos", "Exp", "Log"]
+
+
+def synthetic_trace(n_ops: int, seed: int = 1, flow_every: int = 5) -> dict[str, object]:
+    """A trace with `n_ops` ops spread over 3 devices, and a cross-device flow per
+    `flow_every` ops."""
+    rng = random.Random(seed)
+    devices = {1: "/device:CPU:0", 2: "/device:CPU:1", 3: "/device:GPU:0"}
+    events: list[dict[str, object]] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"{name} Compute"}}
+        for pid, name in devices.items()
+    ]
+    t = 0
+    for i in range(n_ops):
+        pid, dur = rng.choice(list(devices)), rng.randint(1, 50)
+        name, kind = f"layer{i // 100}/op{i}", rng.choice(TYPES)
+        events.append(
+            {
+                "ph": "X",
+                "name": kind,
+                "pid": pid,
+                "tid": rng.randint(0, 1),
+                "ts": t,
+                "dur": dur,
+                "args": {"name": name, "op": kind},
+            }
+        )
+        if i % flow_every == 0:
+            to = rng.choice([p for p in devices if p != pid])
+            events.append(
+                {"ph": "s", "cat": "DataFlow", "name": name, "pid": pid, "ts": t + dur, "id": i}
+            )
+            events.append(
+                {"ph": "t", "cat": "DataFlow", "name": name, "pid": to, "ts": t + dur + 3, "id": i}
+            )
+        t += rng.randint(0, 20)
+    return {"traceEvents": events}

@@ -10,50 +10,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from devplace.plot import compare_profiles, plot_profile
 
-TYPES = ["MatMul", "Add", "Relu", "Conv2D", "Mul", "Sum", "Tanh", "Sin", "Cos", "Exp", "Log"]
-
-
-def synthetic_trace(n_ops: int, seed: int = 1) -> dict[str, Any]:
-    """A trace with `n_ops` ops spread over 3 devices, and cross-device flow events."""
-    rng = random.Random(seed)
-    devices = {1: "/device:CPU:0", 2: "/device:CPU:1", 3: "/device:GPU:0"}
-    events: list[dict[str, Any]] = [
-        {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"{name} Compute"}}
-        for pid, name in devices.items()
-    ]
-    t = 0
-    for i in range(n_ops):
-        pid, dur = rng.choice(list(devices)), rng.randint(1, 50)
-        name, kind = f"layer{i // 100}/op{i}", rng.choice(TYPES)
-        events.append(
-            {
-                "ph": "X",
-                "name": kind,
-                "pid": pid,
-                "tid": rng.randint(0, 1),
-                "ts": t,
-                "dur": dur,
-                "args": {"name": name, "op": kind},
-            }
-        )
-        if i % 5 == 0:
-            to = rng.choice([p for p in devices if p != pid])
-            events.append(
-                {"ph": "s", "cat": "DataFlow", "name": name, "pid": pid, "ts": t + dur, "id": i}
-            )
-            events.append(
-                {"ph": "t", "cat": "DataFlow", "name": name, "pid": to, "ts": t + dur + 3, "id": i}
-            )
-        t += rng.randint(0, 20)
-    return {"traceEvents": events}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+from trace_builders import synthetic_trace  # noqa: E402
 
 
 def seconds(fn: Any, rounds: int) -> float:

@@ -4,8 +4,10 @@ Every file devplace writes for a user (traces, placements, pictures, spec and st
 JSON/CSV exports) goes through `replace_file`: the content is written to a temporary file in the
 same folder, flushed to disk, and renamed over the target. A failure at any point (a full disk,
 an exception while serialising) leaves the previous file whole, removes the temporary file and
-raises `FileWriteError` naming the path. Standard library only, so that processes which do not
-import TensorFlow (the cluster forwarder) can use it too.
+raises `FileWriteError` naming the path. A path that names a device or a pipe (`/dev/null`,
+`/dev/full`) is written in place, and its failures (ENOSPC at flush or close) raise the same
+error; a symbolic link is followed, so the file it points to is replaced. Standard library only,
+so that processes which do not import TensorFlow (the cluster forwarder) can use it too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import IO, Any
 
 from devplace.errors import Error
 
-__all__ = ["FileWriteError", "replace_file", "write_bytes", "write_text"]
+__all__ = ["FileWriteError", "folder_problem", "replace_file", "write_bytes", "write_text"]
 
 
 class FileWriteError(Error, OSError):
@@ -50,6 +52,29 @@ def _refused(target: Path, err: OSError, after: str = "") -> FileWriteError:
     )
 
 
+def folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the folder of `path` cannot hold it (missing, or a file), or None when it can."""
+    folder = Path(path).parent
+    if folder.is_dir():
+        return None
+    for above in (folder, *folder.parents):
+        if os.path.lexists(above) and not above.is_dir():
+            what = "a file, not a folder" if above.is_file() else "not a folder"
+            return f"{str(above)!r} is {what}: choose a path under a folder"
+    return f"folder {str(folder)!r} does not exist (create it first or choose another path)"
+
+
+@contextlib.contextmanager
+def _write_in_place(target: Path, mode: str, **open_kwargs: Any) -> Iterator[IO[Any]]:
+    """Write straight into a device or a pipe: there is no file to rename over."""
+    try:
+        with open(target, mode, **open_kwargs) as handle:
+            yield handle
+            handle.flush()
+    except OSError as err:
+        raise _refused(target, err) from err
+
+
 @contextlib.contextmanager
 def replace_file(
     path: str | os.PathLike[str], mode: str = "w", **open_kwargs: Any
@@ -61,17 +86,19 @@ def replace_file(
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"replace_file: mode must be 'w' or 'wb', got {mode!r}")
-    target = Path(path)
+    target = Path(os.path.realpath(path) if os.path.islink(path) else path)
+    problem = folder_problem(target)
+    if problem:
+        raise FileWriteError(f"cannot write {os.fspath(path)!r}: {problem}")
     folder = target.parent
-    if not folder.is_dir():
-        raise FileWriteError(
-            f"cannot write {str(target)!r}: folder {str(folder)!r} does not exist "
-            "(create it first or choose another path)"
-        )
     if os.path.isdir(target):
         raise _refused(target, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
     if "b" not in mode:
         open_kwargs.setdefault("encoding", "utf-8")
+    if target.exists() and not target.is_file():
+        with _write_in_place(target, mode, **open_kwargs) as handle:
+            yield handle
+        return
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as err:

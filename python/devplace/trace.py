@@ -32,9 +32,13 @@ import math
 import os
 import re
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from devplace._gc import cycle_collector_paused
+from devplace._json import parse_json
 from devplace.devices import DeviceSpecError, parse_device, split_lane
 from devplace.errors import Error
 
@@ -59,6 +63,7 @@ MAX_TIMESTAMP_US = 1e17
 _RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received from another task
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
+_SKIP = object()  # an event that is no entry (`_entry`)
 # What TF's runtime adds to a partitioned graph: send/receive, arguments and return values, and
 # the nodes it names `<op>/_<n>` (the constant behind a control edge, a receiving identity).
 _RUNTIME_TYPES = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
@@ -75,7 +80,7 @@ class TraceError(Error, ValueError):
         super().__init__(f"profile trace {source!r}: {problem} ({hint})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceOp:
     """One entry of a device's lanes, in µs since the trace's first entry.
 
@@ -161,9 +166,11 @@ def _union_us(entries: list[TraceOp]) -> float:
     """Time covered by at least one entry (overlaps counted once)."""
     total, reach = 0.0, -math.inf
     for entry in sorted(entries, key=lambda e: e.start_us):
-        if entry.end_us > reach:
-            total += entry.end_us - max(entry.start_us, reach)
-            reach = entry.end_us
+        start = entry.start_us
+        end = start + entry.duration_us  # end_us, without a property call per entry
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
     return total
 
 
@@ -184,16 +191,31 @@ class Trace:
     copies: list[TraceOp] = field(default_factory=list)
     fetched: list[Fetch] = field(default_factory=list)
 
-    @property
+    @cached_property
     def makespan_us(self) -> float:
         """From the first entry's start to the last one's end (kernels and copies too), µs."""
         return max((e.end_us for e in [*self.ops, *self.kernels, *self.copies]), default=0.0)
 
+    @cached_property
+    def _by_device(self) -> dict[str, dict[str, list[TraceOp]]]:
+        grouped: dict[str, dict[str, list[TraceOp]]] = {}
+        for kind, entries in (("op", self.ops), ("kernel", self.kernels), ("copy", self.copies)):
+            by_device: dict[str, list[TraceOp]] = {}
+            for entry in sorted(entries, key=lambda e: e.start_us):
+                by_device.setdefault(entry.device, []).append(entry)
+            grouped[kind] = by_device
+        return grouped
+
+    def on_device(self, kind: str = "op") -> dict[str, list[TraceOp]]:
+        """Per device that has any, its entries of `kind` (`"op"`, `"kernel"` or `"copy"`),
+        by start time (in the trace's order where they start together)."""
+        return self._by_device[kind]
+
     def ops_on(self, device: str) -> list[TraceOp]:
         """The ops that ran on `device`, by start time."""
-        return sorted((op for op in self.ops if op.device == device), key=lambda o: o.start_us)
+        return list(self.on_device("op").get(device, []))
 
-    @property
+    @cached_property
     def graph_ops(self) -> list[TraceOp]:
         """The ops of the graph that ran (what a placement report lists): `ops` without the
         runtime's own (send/receive, return values, control-edge constants)."""
@@ -202,18 +224,21 @@ class Trace:
     def op_counts(self) -> dict[str, int]:
         """Per device, how many of the graph's ops ran there (each op once, whatever lanes
         show it)."""
-        return {d: sum(op.device == d for op in self.graph_ops) for d in self.devices}
+        counts = Counter(op.device for op in self.graph_ops)
+        return {d: counts[d] for d in self.devices}
 
     def busy_us(self, kind: str = "op") -> dict[str, float]:
         """Per device, the time at least one entry of `kind` was running (overlaps counted
         once), in µs. `"op"` gives every device; `"kernel"`/`"copy"` the devices that have any."""
-        entries = {"op": self.ops, "kernel": self.kernels, "copy": self.copies}[kind]
-        devices = (
-            self.devices
-            if kind == "op"
-            else sorted({e.device for e in entries}, key=self.devices.index)
-        )
-        return {d: _union_us([e for e in entries if e.device == d]) for d in devices}
+        return dict(self._busy[kind])
+
+    @cached_property
+    def _busy(self) -> dict[str, dict[str, float]]:
+        busy = {}
+        for kind, by_device in self._by_device.items():
+            devices = self.devices if kind == "op" else sorted(by_device, key=self.devices.index)
+            busy[kind] = {d: _union_us(by_device.get(d, [])) for d in devices}
+        return busy
 
     @property
     def transfer_count(self) -> int:
@@ -282,7 +307,7 @@ def _load(source: Any) -> tuple[str, Any]:
     except UnicodeDecodeError as err:
         raise TraceError(path, f"is not UTF-8 text (byte {err.start})") from None
     try:
-        return path, json.loads(text)
+        return path, parse_json(data, text)
     except json.JSONDecodeError as err:
         raise TraceError(
             path, f"is not JSON: {err.msg} at line {err.lineno} column {err.colno}"
@@ -366,40 +391,108 @@ class _Events:
         return lanes
 
 
-def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[TraceOp], float]:
-    """Every op, kernel and copy in the lanes, in µs since the first of them (and that first
-    timestamp); aggregate lanes are dropped where the per-stream lanes exist."""
+_PLAIN_ARGS = frozenset({"name", "op", "bytes"})  # an entry's args without inputs
+
+
+def _quick_entry(event: dict[str, Any], lanes: dict[Any, tuple[str, str, str, bool]]) -> Any:
+    """`_entry` of an op event in one pass where every value has the plain JSON type and
+    range `_entry` checks; None where it may not (`_entry` then checks and names the value)."""
+    pid, tid = event.get("pid", 0), event.get("tid", 0)
+    if type(pid) not in (int, str) or type(tid) not in (int, str):
+        return None
+    lane = lanes.get(pid)
+    if lane is None:
+        return _SKIP
+    args = event.get("args", {})
+    if type(args) is not dict or not _PLAIN_ARGS.issuperset(args):
+        return None
+    name, op_type = args.get("name"), args.get("op")
+    if name is None or op_type is None:
+        return None
+    start, duration, size = event.get("ts"), event.get("dur"), args.get("bytes", 0)
+    if (
+        type(name) is not str
+        or type(op_type) is not str
+        or type(start) not in (int, float)
+        or type(duration) not in (int, float)
+        or type(size) is not int
+        or not (-MAX_TIMESTAMP_US <= start <= MAX_TIMESTAMP_US)
+        or not (0 <= duration <= MAX_DURATION_US)
+        or size < 0
+    ):
+        return None
+    if name == "_SOURCE":
+        return _SKIP
+    device, kind, aggregate, lane_name = lane
+    thread = tid if type(tid) is int else 0
+    return (
+        name,
+        op_type,
+        device,
+        thread,
+        float(start),
+        float(duration),
+        kind,
+        aggregate,
+        lane_name,
+        size,
+        (),
+    )
+
+
+def _entry(events: _Events, i: int, lanes: dict[Any, tuple[str, str, str, bool]]) -> Any:
+    """Event `i` as an entry's fields (`_SKIP` when it is in no lane, or TF's graph source),
+    every value checked."""
+    event = events.events[i]
+    if events.scalar(i, "pid") not in lanes:
+        return _SKIP
+    args, fallback = events.args(i), str(event.get("name", "?"))
+    name = events.text(i, "name", fallback, args)
+    start, duration = events.time(i), events.number(i, "dur", 0, MAX_DURATION_US, "µs")
+    if name == "_SOURCE":  # TF's graph source: checked like every event, but not an op
+        return _SKIP
+    device, kind, aggregate, lane = lanes[event["pid"]]
+    thread = events.scalar(i, "tid")
+    return (
+        name,
+        events.text(i, "op", fallback, args),
+        device,
+        thread if isinstance(thread, int) else 0,
+        start,
+        duration,
+        kind,
+        aggregate,
+        lane,
+        events.byte_count(i, args),
+        events.inputs(i, args),
+    )
+
+
+def _raw_entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[Any], float]:
+    """The fields of every op, kernel and copy in the lanes (`_entry`), and the first one's
+    timestamp."""
+    kinds = {pid: (device, *lane_kind(lane), lane) for pid, (device, lane) in lanes.items()}
     raw = []
     for i, event in enumerate(events.events):
-        if event.get("ph") != "X" or events.scalar(i, "pid") not in lanes:
+        if event.get("ph") != "X":
             continue
-        args, fallback = events.args(i), str(event.get("name", "?"))
-        name = events.text(i, "name", fallback, args)
-        start, duration = events.time(i), events.number(i, "dur", 0, MAX_DURATION_US, "µs")
-        if name == "_SOURCE":  # TF's graph source: checked like every event, but not an op
-            continue
-        device, lane = lanes[event["pid"]]
-        thread = events.scalar(i, "tid")
-        raw.append(
-            (
-                name,
-                events.text(i, "op", fallback, args),
-                device,
-                thread if isinstance(thread, int) else 0,
-                start,
-                duration,
-                *lane_kind(lane),
-                lane,
-                events.byte_count(i, args),
-                events.inputs(i, args),
-            )
-        )
+        found = _quick_entry(event, kinds)
+        if found is None:
+            found = _entry(events, i, kinds)
+        if found is not _SKIP:
+            raw.append(found)
+    return raw, min((r[4] for r in raw), default=0.0)
+
+
+def _entries(raw: list[Any], origin: float) -> list[TraceOp]:
+    """`_raw_entries` as entries, in µs since `origin`; aggregate lanes are dropped where the
+    per-stream lanes exist."""
     detailed = {(r[2], r[6]) for r in raw if not r[7]}
-    origin = min((r[4] for r in raw), default=0.0)
-    entries = [
+    types: dict[str, str] = {}  # one string per op type, not one per entry
+    return [
         TraceOp(
             name,
-            op_type,
+            types.setdefault(op_type, op_type),
             device,
             thread,
             ts - origin,
@@ -412,7 +505,6 @@ def _entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[T
         for name, op_type, device, thread, ts, dur, kind, aggregate, lane, size, inputs in raw
         if not (aggregate and (device, kind) in detailed)
     ]
-    return entries, origin
 
 
 def _flow_transfers(
@@ -421,12 +513,26 @@ def _flow_transfers(
     """Transfers of a trace without devplace's section: one per distinct (tensor, source,
     destination) of its cross-device flow events, spanning the earliest of them."""
     starts, ends = {}, {}
+    plain = (int, str)
     for i, event in enumerate(events.events):
         phase = event.get("ph")
-        if phase in ("s", "t") and events.scalar(i, "pid") in lanes:
+        if phase != "s" and phase != "t":
+            continue
+        pid, cat, flow = event.get("pid", 0), event.get("cat", 0), event.get("id", 0)
+        ts = event.get("ts")
+        if not (
+            type(pid) in plain
+            and type(cat) in plain
+            and type(flow) in plain
+            and type(ts) in (int, float)
+            and -MAX_TIMESTAMP_US <= ts <= MAX_TIMESTAMP_US
+        ):  # the checked way, which names what is wrong
+            if events.scalar(i, "pid") not in lanes:
+                continue
+            cat, flow, ts = events.scalar(i, "cat"), events.scalar(i, "id"), events.time(i)
+        if pid in lanes:
             side = starts if phase == "s" else ends
-            key = (events.scalar(i, "cat"), events.scalar(i, "id"))
-            side[key] = (str(event.get("name")), lanes[event["pid"]][0], events.time(i))
+            side[cat, flow] = (str(event.get("name")), lanes[pid][0], float(ts))
     flows = sorted(
         (ts - origin, ends[key][2] - origin, tensor, device, ends[key][1])
         for key, (tensor, device, ts) in starts.items()
@@ -530,6 +636,13 @@ def read_trace(
     """
     if isinstance(trace_or_path, Trace):
         return trace_or_path
+    with cycle_collector_paused():
+        return _read(trace_or_path, transfers, fetched)
+
+
+def _read(
+    trace_or_path: Any, transfers: list[Transfer] | None, fetched: list[Fetch] | None
+) -> Trace:
     name, data = _load(trace_or_path)
     raw = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(raw, list):
@@ -538,11 +651,15 @@ def read_trace(
     lanes = events.lanes()
     if not lanes:
         raise TraceError(name, "has no '<device> Compute' processes; not a TensorFlow timeline")
-    entries, origin = _entries(events, lanes)
+    rows, origin = _raw_entries(events, lanes)
     exact = _transfers_section(name, data) if transfers is None else transfers
     if exact is None:
         found, spans = _flow_transfers(events, lanes, origin)
-    else:
+    fetched = _fetched_section(name, data) if fetched is None else fetched
+    del data, raw, events  # a file's JSON is freed before its entries are made
+    entries = _entries(rows, origin)
+    del rows
+    if exact is not None:
         found, spans = exact, _spans(entries, exact)
     # a lane without entries (TF's timeline keeps empty ones) is no device of this run
     ran = {e.device for e in entries} | {d for t in found for d in (t.source, t.destination)}
@@ -556,5 +673,5 @@ def read_trace(
         exact_transfers=exact is not None,
         kernels=[e for e in entries if e.kind == "kernel"],
         copies=[e for e in entries if e.kind == "copy"],
-        fetched=_fetched_section(name, data) if fetched is None else fetched,
+        fetched=fetched,
     )

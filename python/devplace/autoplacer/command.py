@@ -9,13 +9,13 @@ runs, so building the parser stays cheap.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from devplace._gc import cycle_collector_paused
 
 __all__ = ["main", "place_file", "register", "run", "summary"]
 
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from devplace.errors import Error
 
     try:
-        with _cycle_collector_paused():
+        with cycle_collector_paused():
             result = place_file(args.workload, args.strategy, args.budget)
             text = json.dumps(result, indent=1) + "\n"
         if args.output:
@@ -161,20 +161,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         print(summary(args.workload, result), file=sys.stderr)
     return 0
-
-
-@contextlib.contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (restored after): reading and placing a
-    million-op workload makes millions of lists and dicts, no reference cycles, and each of
-    the collector's full passes scans them all again (a fifth of the command's time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
-import orjson
 
+from devplace._json import parse_json
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
 
 __all__ = [
@@ -200,7 +200,7 @@ def _read_json(path: Path) -> object:
             "hint: split the graph or coarsen it (fuse ops) before placing it"
         )
     try:
-        return _parse_json(raw)
+        return parse_json(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise WorkloadError(
             f"workload {str(path)!r} is not valid JSON ({err}); hint: {_FORMAT_HINT}"
@@ -209,35 +209,6 @@ def _read_json(path: Path) -> object:
         raise WorkloadError(
             f"workload {str(path)!r} is nested too deeply to be a workload; hint: {_FORMAT_HINT}"
         ) from err
-
-
-def _parse_json(raw: bytes) -> object:
-    """The value `json.loads(raw)` gives, by orjson where it reads `raw` the same way (2.5x
-    faster: 4 s less on a million-op workload), else by json: text orjson refuses (its errors
-    are json's; NaN, Infinity) or may read otherwise (integers of 19 digits or more: beyond
-    64 bits orjson makes them floats)."""
-    if not _has_long_digit_run(raw):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(raw)
-
-
-#: Bytes -> "0" for a digit, " " for anything else (`_has_long_digit_run`).
-_DIGITS_TO_ZEROS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
-_LONG_RUN = 19
-_CHUNK = 64 * 2**20
-
-
-def _has_long_digit_run(raw: bytes) -> bool:
-    """True when `raw` has `_LONG_RUN` digits in a row (checked by chunks that overlap, so a
-    copy of the whole file is never made)."""
-    run = b"0" * _LONG_RUN
-    return any(
-        run in raw[lo : lo + _CHUNK + _LONG_RUN - 1].translate(_DIGITS_TO_ZEROS)
-        for lo in range(0, len(raw), _CHUNK)
-    )
 
 
 def _devices(check: _Checker, data: dict) -> list[ProblemDevice]:

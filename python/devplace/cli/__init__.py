@@ -25,21 +25,24 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser for every subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser for every subcommand, or for subcommand `only` alone (the others' modules
+    are then not imported: `place` loads scipy)."""
     parser = argparse.ArgumentParser(
         prog="devplace",
         description="See and control where every TensorFlow op runs.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in SUBCOMMANDS.values():
-        importlib.import_module(module).register(subparsers)
+    for name, module in SUBCOMMANDS.items():
+        if only in (None, name):
+            importlib.import_module(module).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(given[0] if given and given[0] in SUBCOMMANDS else None)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _refuse_unknown(parser, args, unknown)
