@@ -27,6 +27,7 @@ from devplace.cluster.host_checks import (
     public_addresses,
 )
 from devplace.cluster.probe import ClusterNotReadyError
+from devplace.cluster.server import start_server
 from devplace.cluster.serving import resolve_task
 from devplace.cluster.task_config import from_slurm, from_tf_config
 
@@ -182,6 +183,25 @@ def test_a_port_in_use_is_refused_naming_its_holder():
     said = str(caught.value)
     assert f"port {port} is already in use on this host (by pid {os.getpid()}" in said
     assert "Hint" in said
+
+
+def test_a_server_on_a_port_in_use_names_the_task_the_port_and_a_way_out():
+    with socket.create_server(("127.0.0.1", 0)) as holder:
+        port = holder.getsockname()[1]
+        spec = json.dumps({"ps": [f"127.0.0.1:{port}"]})
+        with pytest.raises(HostCheckError) as caught:
+            start_server(spec, "ps", 0)
+        done = subprocess.run(
+            [sys.executable, "-m", "devplace.cluster.server", "--spec", spec, "--job", "ps"],
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
+    said = f"cannot start the server of /job:ps/task:0 at 127.0.0.1:{port}: port {port} is "
+    assert said + "already in use on this host" in str(caught.value)
+    assert "give this task another port in the spec (any free port" in str(caught.value)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert said in done.stderr and "gRPC" not in done.stderr.split(said)[1]
 
 
 def test_public_addresses_are_those_beyond_private_networks():

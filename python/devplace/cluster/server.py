@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from devplace import atomic
 from devplace.cluster import cores as core_sets
-from devplace.cluster import procs
+from devplace.cluster import host_checks, procs
+from devplace.errors import Error
 
 __all__ = ["main", "start_server"]
 
@@ -35,12 +36,33 @@ def start_server(
     from devplace.cluster.spec import address, as_spec
 
     cluster = as_spec(spec)
-    address(cluster, job, task)  # a clear ClusterSpecError for an unknown job or task
+    where = address(cluster, job, task)  # a clear ClusterSpecError for an unknown job or task
     config = tf.ConfigProto(device_count={"CPU": int(cpus)})
     if cores:
         config.inter_op_parallelism_threads = len(cores) + 1
         config.intra_op_parallelism_threads = len(cores)
-    return tf.train.Server(cluster, job_name=job, task_index=int(task), config=config, start=True)
+    try:
+        return tf.train.Server(
+            cluster, job_name=job, task_index=int(task), config=config, start=True
+        )
+    except tf.errors.UnknownError:  # TF says only "Could not start gRPC server"
+        _explain_start_failure(job, task, where)
+        raise
+
+
+def _explain_start_failure(job: str, task: int, where: str) -> None:
+    """Raise `HostCheckError` naming the task and its port when the port is why its server
+    could not start (taken by another process, or privileged)."""
+    from devplace.cluster.spec import task_name
+
+    try:
+        host_checks.check_port(host_checks.split_address(where)[1])
+    except host_checks.HostCheckError as err:
+        raise host_checks.HostCheckError(
+            f"cannot start the server of {task_name(job, task)} at {where}: {err} (any free "
+            "port from 1024 to 65535 will do; `ss -ltn` lists those in use, and "
+            "dpc.LocalCluster picks free ones itself)"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         core_sets.pin(pinned)  # before any thread starts: all of them inherit it
     if args.exit_with_parent:
         procs.exit_with_parent()
-    server = start_server(args.spec, args.job, args.task, args.cpus, pinned)
+    try:
+        server = start_server(args.spec, args.job, args.task, args.cpus, pinned)
+    except Error as err:
+        print(f"devplace: {err}", file=sys.stderr)
+        return 1
     if pinned:
         core_sets.yield_to_messages()
     print(f"devplace: serving /job:{args.job}/task:{args.task} ({os.getpid()})", flush=True)
