@@ -13,10 +13,18 @@ import numpy as np
 from devplace._tf import tf
 from devplace.errors import ArgumentValueError
 
-__all__ = ["F64", "I64", "zero_based"]
+__all__ = ["F64", "I64", "as_f64", "zero_based"]
 
 F64 = tf.float64
 I64 = tf.int64
+
+
+def as_f64(x: Any) -> Any:
+    """`x` as a float64 tensor: a tensor cast, anything else converted at float64 (a Python
+    float converted first would be rounded to float32)."""
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return tf.cast(x, F64)
+    return tf.convert_to_tensor(np.asarray(x, dtype=np.float64))
 
 
 def zero_based(index: Any, length: Any = None) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf
-from devplace.bridge.adcme.calls import F64
+from devplace.bridge.adcme.calls import F64, as_f64
 from devplace.errors import ArgumentValueError
 
 __all__ = [
@@ -25,10 +25,6 @@ __all__ = [
     "log_prob",
     "sample",
 ]
-
-
-def _f64(x: Any) -> Any:
-    return tf.cast(tf.convert_to_tensor(x), F64)
 
 
 def _uniform(shape: list[int]) -> Any:
@@ -43,7 +39,7 @@ def _normal(shape: list[int]) -> Any:
 
 def _full(shape: list[int], *params: Any) -> tuple[list[int], list[Any]]:
     """The sample shape followed by the parameters' broadcast shape, and the parameters."""
-    values = [_f64(p) for p in params]
+    values = [as_f64(p) for p in params]
     batch = tf.TensorShape([])
     for v in values:
         batch = tf.broadcast_static_shape(batch, v.shape)
@@ -79,7 +75,7 @@ def _von_mises(shape: list[int], loc: Any, concentration: Any) -> Any:
 def _sinh_arcsinh(shape: list[int], loc: Any, scale: Any, skewness: Any, tailweight: Any) -> Any:
     full, (loc, scale, skew, tail) = _full(shape, loc, scale, skewness, tailweight)
     f = tf.sinh((tf.asinh(_normal(full)) + skew) * tail)
-    return loc + scale * f * (2.0 / tf.sinh(tf.asinh(_f64(2.0)) * tail))
+    return loc + scale * f * (2.0 / tf.sinh(tf.asinh(as_f64(2.0)) * tail))
 
 
 def _inverse_gaussian(shape: list[int], loc: Any, concentration: Any) -> Any:
@@ -102,14 +98,14 @@ def _truncated_normal(shape: list[int], loc: Any, scale: Any, low: Any, high: An
 
 
 def _binomial(shape: list[int], total_count: Any, probs: Any = None, logits: Any = None) -> Any:
-    p = tf.sigmoid(_f64(logits)) if probs is None else _f64(probs)
+    p = tf.sigmoid(as_f64(logits)) if probs is None else as_f64(probs)
     full, (n, p) = _full(shape, total_count, p)
     seed = tf.random.uniform([2], maxval=2**31 - 1, dtype=tf.int64)
     return tf.random.stateless_binomial(full, seed, counts=n, probs=p, output_dtype=F64)
 
 
 def _bernoulli(shape: list[int], probs: Any = None, logits: Any = None) -> Any:
-    p = tf.sigmoid(_f64(logits)) if probs is None else _f64(probs)
+    p = tf.sigmoid(as_f64(logits)) if probs is None else as_f64(probs)
     full, (p,) = _full(shape, p)
     return tf.cast(_uniform(full) < p, F64)
 
@@ -194,6 +190,12 @@ _SAMPLERS: dict[str, Callable[..., Any]] = {
         lambda f, r: tf.random.poisson(lam=tf.broadcast_to(r, f), shape=[], dtype=F64)
     )(s, rate),
 }
+
+
+# A sample of MultivariateNormalDiag (shape + the event shape of loc) is one of normal's.
+_SAMPLERS["multivariatenormaldiag"] = lambda s, loc, scale_diag=1.0: _SAMPLERS["normal"](
+    s, loc, scale_diag
+)
 
 
 def _ratio(a: Any, b: Any) -> Any:
@@ -282,7 +284,7 @@ LOG_PROBS: dict[str, Callable[..., Any]] = {
         - (df + 1) / 2 * tf.math.log1p(((x - loc) / scale) ** 2 / df)
     ),
     "MultivariateNormalDiag": lambda x, loc, scale_diag=1.0: tf.reduce_sum(
-        _normal_lp(x, loc, _f64(scale_diag)), axis=-1
+        _normal_lp(x, loc, as_f64(scale_diag)), axis=-1
     ),
 }
 
@@ -297,4 +299,4 @@ def log_prob(kind: str, x: Any, **params: Any) -> Any:
             f"one of {', '.join(LOG_PROBS)}",
             "devplace computes log densities of these without tensorflow_probability",
         )
-    return LOG_PROBS[kind](_f64(x), **{k: _f64(v) for k, v in params.items()})
+    return LOG_PROBS[kind](as_f64(x), **{k: as_f64(v) for k, v in params.items()})
