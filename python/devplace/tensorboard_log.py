@@ -22,10 +22,12 @@ from __future__ import annotations
 import glob
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from devplace import atomic
 from devplace._tf import tf
 from devplace.errors import ArgumentValueError
 from devplace.feeds import accepts_feed_dict
@@ -118,13 +120,28 @@ def write_events(logdir: str, graph_def: Any, run_metadata: Any, tag: str) -> st
     returns its path."""
     # Each call its own file: TF names event files by the second, and would write over one.
     suffix = f".devplace-{time.time_ns()}"
-    writer = tf.summary.FileWriter(logdir, graph_def=graph_def, filename_suffix=suffix)
     try:
-        writer.add_run_metadata(run_metadata, tag)
-    finally:
-        writer.close()
-    (events_file,) = glob.glob(os.path.join(glob.escape(logdir), f"events.out.tfevents.*{suffix}"))
-    return events_file
+        os.makedirs(logdir, exist_ok=True)
+        # TF's writer reports few failures (a full disk is logged, not raised): it writes into a
+        # scratch folder, and the file is then written into place by devplace.atomic.
+        with tempfile.TemporaryDirectory(prefix=".devplace-", dir=logdir) as scratch:
+            writer = tf.summary.FileWriter(scratch, graph_def=graph_def, filename_suffix=suffix)
+            try:
+                writer.add_run_metadata(run_metadata, tag)
+            finally:
+                writer.close()
+            (written,) = glob.glob(os.path.join(glob.escape(scratch), "events.out.tfevents.*"))
+            events_file = os.path.join(logdir, os.path.basename(written))
+            with open(written, "rb") as f:
+                return str(atomic.write_bytes(events_file, f.read()))
+    except (OSError, tf.errors.OpError) as err:
+        if isinstance(err, atomic.FileWriteError):
+            raise
+        reason = getattr(err, "strerror", None) or getattr(err, "message", None) or str(err)
+        raise atomic.FileWriteError(
+            f"cannot write a TensorBoard event file into {logdir!r}: {reason}. Hint: choose a "
+            "folder you can write to, on a disk with free space"
+        ) from err
 
 
 def _check_output(function: str, logdir: str | os.PathLike[str], tag: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from devplace._tf import tf
+from devplace.atomic import FileWriteError
 from devplace.cluster.errors import PEER_FAILURES
 
 __all__ = ["Checkpointer"]
@@ -54,10 +55,27 @@ class Checkpointer:
         self.last_saved_step: int | None = None
 
     def save(self, sess: Any, step: int) -> str:
-        """Save every variable now, as the checkpoint of `step`; returns its path."""
-        path = self.saver.save(
-            sess, str(self.directory / self.prefix), global_step=int(step), write_meta_graph=False
-        )
+        """Save every variable now, as the checkpoint of `step`; returns its path.
+
+        A checkpoint that cannot be written (a full disk, the folder gone) raises
+        `FileWriteError` naming it; a cluster task that is unreachable raises TF's error."""
+        prefix = str(self.directory / self.prefix)
+        try:
+            path = self.saver.save(sess, prefix, global_step=int(step), write_meta_graph=False)
+        except PEER_FAILURES:
+            raise
+        except (OSError, ValueError, tf.errors.OpError) as err:
+            if isinstance(err, ValueError) and self.directory.is_dir():
+                raise  # a bad argument; TF's ValueError for the write is "no parent directory"
+            said = (getattr(err, "message", None) or str(err)).splitlines()
+            # TF's graph-error text ends with the cause, then the node (`[[{{node ...}}]]`)
+            lines = [ln.strip() for ln in said if ln.strip() and "[[" not in ln]
+            reason = lines[-1] if lines else repr(err)
+            raise FileWriteError(
+                f"cannot write checkpoint {f'{prefix}-{int(step)}'!r}: {reason}. "
+                f"Hint: make {str(self.directory)!r} a folder you can write to, on a disk "
+                "with free space"
+            ) from err
         self.last_saved_step = int(step)
         return str(path)
 

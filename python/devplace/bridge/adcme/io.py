@@ -16,6 +16,7 @@ import numpy as np
 import scipy.io
 
 from devplace._tf import tf
+from devplace.atomic import replace_file
 from devplace.errors import ArgumentValueError
 
 __all__ = [
@@ -37,8 +38,11 @@ def variable_key(name: str) -> str:
 
 
 def matwrite(path: str, values: dict[str, Any]) -> None:
-    """Write `values` to the .mat file `path` (vectors as columns)."""
-    scipy.io.savemat(path, {k: np.asarray(v) for k, v in values.items()}, oned_as="column")
+    """Write `values` to the .mat file `path` (vectors as columns; ".mat" appended if missing,
+    as scipy does), atomically."""
+    target = path if path.endswith(".mat") else path + ".mat"
+    with replace_file(target, "wb") as f:
+        scipy.io.savemat(f, {k: np.asarray(v) for k, v in values.items()}, oned_as="column")
 
 
 def matread(path: str) -> dict[str, Any]:
@@ -87,8 +91,8 @@ def load_variables(
 
 
 def psave(obj: Any, path: str) -> None:
-    """Pickle `obj` into `path`."""
-    with open(path, "wb") as f:
+    """Pickle `obj` into `path` (atomically: a failure leaves an old file whole)."""
+    with replace_file(path, "wb") as f:
         pickle.dump(obj, f)
 
 
