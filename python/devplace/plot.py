@@ -18,12 +18,13 @@ formats SVG and PDF.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import os
 import textwrap
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,7 @@ _LANE = 0.8  # row height; rows are 1 apart
 _MAX_LABELS = 300  # op labels tried, widest bars first
 _MAX_EDGED = 400  # ops drawn with an outline; denser charts get none
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
+_LARGE_EVENTS = 50_000  # traces this large get a progress bar on a terminal
 
 
 class PictureError(Error, ValueError):
@@ -515,14 +517,57 @@ def profile_figure(
     return fig, trace
 
 
+def _is_large(source: Any) -> bool:
+    """A trace that takes seconds to read and draw (50k events or more, about 7 MB)."""
+    if isinstance(source, Trace):
+        return len(source.ops) + len(source.kernels) >= _LARGE_EVENTS
+    if isinstance(source, dict):
+        return len(source.get("traceEvents") or ()) >= _LARGE_EVENTS
+    try:
+        return os.path.getsize(source) >= _LARGE_EVENTS * 140  # bytes an event takes, about
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def _steps(sources: Sequence[Any], progress: bool | None) -> Iterator[Any]:
+    """A progress bar over reading each trace, drawing and writing: shown on a terminal for
+    large traces (`progress=None`), always (`True`) or never (`False`)."""
+    from tqdm.auto import tqdm
+
+    if progress is None:
+        hidden = None if any(_is_large(s) for s in sources) else True  # None: on a terminal
+    else:
+        hidden = not progress
+    with tqdm(
+        total=len(sources) + 2, desc="reading", unit="step", leave=False, disable=hidden
+    ) as bar:
+
+        def step(next_desc: str) -> None:
+            bar.update()
+            bar.set_description_str(next_desc)
+
+        yield step
+
+
 def plot_profile(
-    trace_or_path: Any, out: str | os.PathLike[str], title: str | None = None, size: str = "screen"
+    trace_or_path: Any,
+    out: str | os.PathLike[str],
+    title: str | None = None,
+    size: str = "screen",
+    progress: bool | None = None,
 ) -> Trace:
     """Draw a trace (a path, `Profile.trace`, or `Trace`) as a per-device Gantt chart to `out`
-    (PNG, SVG or PDF by extension; written atomically). Returns the parsed `Trace`."""
+    (PNG, SVG or PDF by extension; written atomically). Returns the parsed `Trace`. A progress
+    bar shows for large traces on a terminal (`progress=None`), always (`True`) or never."""
     path, fmt = _check_out(out)
-    fig, trace = profile_figure(trace_or_path, title, size)
-    _save(fig, path, fmt)
+    with _steps([trace_or_path], progress) as step:
+        trace = read_trace(trace_or_path)
+        step("drawing")
+        fig, _ = profile_figure(trace, title, size)
+        step(f"writing {path}")
+        _save(fig, path, fmt)
+        step("done")
     return trace
 
 
@@ -579,13 +624,21 @@ def compare_profiles(
     labels: tuple[str, str] | None = None,
     title: str | None = None,
     size: str = "screen",
+    progress: bool | None = None,
 ) -> Comparison:
     """Draw two traces one above the other on the same rows and time scale, with per-device
     busy time and a summary table, to `out` (PNG, SVG or PDF; written atomically); returns the
-    numbers as a `Comparison`."""
+    numbers as a `Comparison`. A progress bar shows as for `plot_profile`."""
     path, fmt = _check_out(out)
-    fig, comparison = comparison_figure(a, b, labels, title, size)
-    _save(fig, path, fmt)
+    with _steps([a, b], progress) as step:
+        ta = read_trace(a)
+        step("reading")
+        tb = read_trace(b)
+        step("drawing")
+        fig, comparison = comparison_figure(ta, tb, labels, title, size)
+        step(f"writing {path}")
+        _save(fig, path, fmt)
+        step("done")
     return comparison
 
 

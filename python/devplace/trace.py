@@ -507,29 +507,44 @@ def _entries(raw: list[Any], origin: float) -> list[TraceOp]:
     ]
 
 
+def _quick_flow(event: dict[str, Any]) -> tuple[Any, Any, Any, Any] | None:
+    """(pid, cat, id, ts) of a flow event whose values all have the plain JSON type and range
+    `_Events` checks; None where one may not."""
+    pid, cat, flow, ts = (
+        event.get("pid", 0),
+        event.get("cat", 0),
+        event.get("id", 0),
+        event.get("ts"),
+    )
+    plain = (int, str)
+    if (
+        type(pid) in plain
+        and type(cat) in plain
+        and type(flow) in plain
+        and type(ts) in (int, float)
+        and -MAX_TIMESTAMP_US <= ts <= MAX_TIMESTAMP_US
+    ):
+        return pid, cat, flow, ts
+    return None
+
+
 def _flow_transfers(
     events: _Events, lanes: dict[Any, tuple[str, str]], origin: float
 ) -> tuple[list[Transfer], list[tuple[float, float]]]:
     """Transfers of a trace without devplace's section: one per distinct (tensor, source,
     destination) of its cross-device flow events, spanning the earliest of them."""
     starts, ends = {}, {}
-    plain = (int, str)
     for i, event in enumerate(events.events):
         phase = event.get("ph")
         if phase != "s" and phase != "t":
             continue
-        pid, cat, flow = event.get("pid", 0), event.get("cat", 0), event.get("id", 0)
-        ts = event.get("ts")
-        if not (
-            type(pid) in plain
-            and type(cat) in plain
-            and type(flow) in plain
-            and type(ts) in (int, float)
-            and -MAX_TIMESTAMP_US <= ts <= MAX_TIMESTAMP_US
-        ):  # the checked way, which names what is wrong
+        found = _quick_flow(event)
+        if found is None:  # the checked way, which names what is wrong
             if events.scalar(i, "pid") not in lanes:
                 continue
-            cat, flow, ts = events.scalar(i, "cat"), events.scalar(i, "id"), events.time(i)
+            found = (event.get("pid", 0), events.scalar(i, "cat"), events.scalar(i, "id"))
+            found += (events.time(i),)
+        pid, cat, flow, ts = found
         if pid in lanes:
             side = starts if phase == "s" else ends
             side[cat, flow] = (str(event.get("name")), lanes[pid][0], float(ts))
