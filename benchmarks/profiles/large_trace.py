@@ -23,15 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from trace_builders import synthetic_trace  # noqa: E402
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """Run `command`; its wall seconds and peak resident MiB (it must succeed)."""
+def measure(command: list[str]) -> tuple[float, float, float]:
+    """Run `command`; its wall seconds, CPU seconds (user + system) and peak resident MiB (it
+    must succeed)."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(command)}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -47,13 +48,18 @@ def main() -> None:
         for seed, path in ((1, a), (2, b)):
             with open(path, "w") as f:
                 json.dump(synthetic_trace(args.ops, seed, every), f)
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs")
         print(f"trace: {args.ops} ops, {args.ops // every} flows, {os.path.getsize(a) >> 20} MiB")
         for name, command in (
             ("profile show", [*devplace, "show", a, "-o", out]),
             ("profile compare", [*devplace, "compare", a, b, "-o", out]),
         ):
-            seconds, mib = measure(command)
-            print(f"{name:<16} {seconds:7.1f} s  {mib:7.0f} MiB peak")
+            load = os.getloadavg()[0]
+            seconds, cpu, mib = measure(command)
+            print(
+                f"{name:<16} {seconds:5.1f} s wall  {cpu:5.1f} s CPU  {mib:5.0f} MiB peak  "
+                f"(load average {load:.1f} before)"
+            )
 
 
 if __name__ == "__main__":

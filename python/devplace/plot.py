@@ -31,6 +31,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import Collection, LineCollection
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -204,9 +205,11 @@ class _Bars:
     once (one matplotlib patch per op is slow and large for traces of 100k ops)."""
 
     rows: list[Any] = dataclasses.field(default_factory=list)  # [x, width, y, height] per row
-    color: list[Any] = dataclasses.field(default_factory=list)
+    color: list[tuple[float, ...]] = dataclasses.field(default_factory=list)  # RGBA
 
-    def add(self, x: Any, width: Any, y: float, height: float, colors: list[Any]) -> None:
+    def add(
+        self, x: Any, width: Any, y: float, height: float, colors: list[tuple[float, ...]]
+    ) -> None:
         """A row's bars: from `x` (an array), `width` wide (an array), `y` to `y + height`."""
         self.rows.append(np.stack([x, width, np.full(len(x), y), np.full(len(x), height)]))
         self.color += colors
@@ -217,7 +220,8 @@ class _Bars:
         placed = np.zeros((len(x), 3, 3))
         placed[:, 0, 0], placed[:, 0, 2], placed[:, 1, 1], placed[:, 1, 2] = width, x, height, y
         placed[:, 2, 2] = 1.0
-        return _BarCollection(placed, facecolors=self.color, **style)
+        rgba = np.array(self.color, float).reshape(-1, 4)  # an array: matplotlib checks a list
+        return _BarCollection(placed, facecolors=rgba, **style)
 
 
 class _BarCollection(Collection):
@@ -269,9 +273,10 @@ def _draw_row(
     starts = np.array([e.start_us for e in entries], float)
     widths = np.maximum(np.array([e.duration_us for e in entries], float), xmax * _MIN_BAR)
     if kind == "copy":
-        boxes.copies.add(starts, widths, y, height * 0.92, [TRANSFER_COLOR] * len(entries))
+        red = [to_rgba(TRANSFER_COLOR)] * len(entries)
+        boxes.copies.add(starts, widths, y, height * 0.92, red)
         return
-    palette = {t: op_color(t) for t in {e.op_type for e in entries}}
+    palette = {t: to_rgba(op_color(t)) for t in {e.op_type for e in entries}}
     gradient = np.array([_is_gradient(e) for e in entries], bool)
     for bars, mine in ((boxes.ops, ~gradient), (boxes.gradients, gradient)):
         colors = [palette[e.op_type] for e, m in zip(entries, mine, strict=True) if m]

@@ -64,6 +64,7 @@ _RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received fro
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
 _SKIP = object()  # an event that is no entry (`_entry`)
+_READ: dict[str, Any] = {}  # in place of an op event read and released (`_raw_entries`)
 # What TF's runtime adds to a partitioned graph: send/receive, arguments and return values, and
 # the nodes it names `<op>/_<n>` (the constant behind a control edge, a receiving identity).
 _RUNTIME_TYPES = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
@@ -468,9 +469,12 @@ def _entry(events: _Events, i: int, lanes: dict[Any, tuple[str, str, str, bool]]
     )
 
 
-def _raw_entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[list[Any], float]:
+def _raw_entries(
+    events: _Events, lanes: dict[Any, tuple[str, str]], release: bool
+) -> tuple[list[Any], float]:
     """The fields of every op, kernel and copy in the lanes (`_entry`), and the first one's
-    timestamp."""
+    timestamp. `release`: drop each op event from `events` once read (a trace read from a file:
+    its JSON is freed as its entries are made, for a lower peak of memory)."""
     kinds = {pid: (device, *lane_kind(lane), lane) for pid, (device, lane) in lanes.items()}
     raw = []
     for i, event in enumerate(events.events):
@@ -481,6 +485,8 @@ def _raw_entries(events: _Events, lanes: dict[Any, tuple[str, str]]) -> tuple[li
             found = _entry(events, i, kinds)
         if found is not _SKIP:
             raw.append(found)
+        if release:
+            events.events[i] = _READ
     return raw, min((r[4] for r in raw), default=0.0)
 
 
@@ -666,7 +672,7 @@ def _read(
     lanes = events.lanes()
     if not lanes:
         raise TraceError(name, "has no '<device> Compute' processes; not a TensorFlow timeline")
-    rows, origin = _raw_entries(events, lanes)
+    rows, origin = _raw_entries(events, lanes, release=not isinstance(trace_or_path, dict))
     exact = _transfers_section(name, data) if transfers is None else transfers
     if exact is None:
         found, spans = _flow_transfers(events, lanes, origin)
