@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import Collection, LineCollection
+from matplotlib.collections import Collection
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -217,28 +217,36 @@ class _Bars:
     def collection(self, **style: Any) -> Collection:
         """The bars as one collection: a unit square placed by one transform per bar."""
         x, width, y, height = np.concatenate([np.empty((4, 0)), *self.rows], axis=1)
-        placed = np.zeros((len(x), 3, 3))
-        placed[:, 0, 0], placed[:, 0, 2], placed[:, 1, 1], placed[:, 1, 2] = width, x, height, y
-        placed[:, 2, 2] = 1.0
         rgba = np.array(self.color, float).reshape(-1, 4)  # an array: matplotlib checks a list
-        return _BarCollection(placed, facecolors=rgba, **style)
+        return _Placed(
+            Path.unit_rectangle(), _placements(x, y, width, height), facecolors=rgba, **style
+        )
 
 
-class _BarCollection(Collection):
-    """Bars drawn as one unit square, each under its own affine transform (`placed`, data
-    coordinates): matplotlib then makes no `Path` per bar, which for 100k bars takes seconds
-    and 100 MB."""
+class _Placed(Collection):
+    """One shape (`unit`: the unit square, or the diagonal of it) drawn many times, each under
+    its own affine transform (`placed`, into data coordinates): matplotlib then makes no `Path`
+    per bar or line, which for 100k of them takes seconds and 100 MB."""
 
-    def __init__(self, placed: Any, **style: Any):
+    def __init__(self, unit: Path, placed: Any, **style: Any):
         super().__init__(
             offsets=np.zeros((len(placed), 2)), offset_transform=IdentityTransform(), **style
         )
-        self._paths = [Path.unit_rectangle()]
+        self._paths = [unit]
         self._placed = placed
 
     def get_transforms(self) -> Any:
-        """One transform per bar, from the unit square to the bar."""
+        """One transform per shape drawn."""
         return self._placed
+
+
+def _placements(x: Any, y: Any, width: Any, height: Any) -> Any:
+    """Affine transforms taking the unit square to the boxes at (`x`, `y`) of `width` by
+    `height` (arrays)."""
+    placed = np.zeros((len(x), 3, 3))
+    placed[:, 0, 0], placed[:, 0, 2], placed[:, 1, 1], placed[:, 1, 2] = width, x, height, y
+    placed[:, 2, 2] = 1.0
+    return placed
 
 
 @dataclasses.dataclass
@@ -256,7 +264,7 @@ def _row_entries(trace: Trace, device: str, kind: str, thread: Any) -> list[Trac
     """The entries of one row of `device`'s lane, by start time."""
     if kind == "op":
         return [e for e in trace.ops_on(device) if e.thread == thread]
-    return sorted(trace.on_device(kind).get(device, []), key=lambda e: e.start_us)
+    return list(trace.on_device(kind).get(device, []))
 
 
 def _draw_row(
@@ -277,7 +285,9 @@ def _draw_row(
         boxes.copies.add(starts, widths, y, height * 0.92, red)
         return
     palette = {t: to_rgba(op_color(t)) for t in {e.op_type for e in entries}}
-    gradient = np.array([_is_gradient(e) for e in entries], bool)
+    gradient = np.array(
+        [e.name.startswith("gradients/") and _is_gradient(e) for e in entries], bool
+    )
     for bars, mine in ((boxes.ops, ~gradient), (boxes.gradients, gradient)):
         colors = [palette[e.op_type] for e, m in zip(entries, mine, strict=True) if m]
         bars.add(starts[mine], widths[mine], y, height * 0.92, colors)
@@ -369,14 +379,19 @@ def _time_axis(ax: Any, span_us: float) -> str:
 def _draw_transfers(ax: Any, trace: Trace, lane: dict[str, int], width: float) -> None:
     """One arrow per transfer the title counts, from when it left its device to when the
     destination first read it."""
+    if len(trace.transfers) > _MAX_ARROWS:
+        sent, received = np.array(trace.spans, float).reshape(-1, 2).T
+        rows = np.array([(lane[t.source], lane[t.destination]) for t in trace.transfers], float)
+        y0, y1 = rows.T + _LANE / 2
+        diagonal = Path([(0.0, 0.0), (1.0, 1.0)])
+        placed = _placements(sent, y0, received - sent, y1 - y0)
+        style = {"facecolors": "none", "edgecolors": TRANSFER_COLOR, "linewidths": 0.6}
+        ax.add_collection(_Placed(diagonal, placed, alpha=0.6, **style), autolim=False)
+        return
     ends = [
         ((sent, lane[t.source] + _LANE / 2), (received, lane[t.destination] + _LANE / 2))
         for t, (sent, received) in zip(trace.transfers, trace.spans, strict=True)
     ]
-    if len(ends) > _MAX_ARROWS:
-        lines = LineCollection(ends, colors=TRANSFER_COLOR, linewidths=0.6, alpha=0.6)
-        ax.add_collection(lines, autolim=False)
-        return
     for start, end in ends:
         ax.annotate(
             "",

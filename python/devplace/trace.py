@@ -35,6 +35,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from devplace._gc import cycle_collector_paused
@@ -64,6 +65,7 @@ _RPC_RECEIVE = "RecvTensor"  # what a task's op lane calls a tensor received fro
 _HINT = "write traces with dp.save_profile(path) or `devplace demo`"
 _CHUNK = 2**20
 _SKIP = object()  # an event that is no entry (`_entry`)
+_START = attrgetter("start_us")  # entries by start time
 _READ: dict[str, Any] = {}  # in place of an op event read and released (`_raw_entries`)
 # What TF's runtime adds to a partitioned graph: send/receive, arguments and return values, and
 # the nodes it names `<op>/_<n>` (the constant behind a control edge, a receiving identity).
@@ -113,7 +115,8 @@ class TraceOp:
     @property
     def by_runtime(self) -> bool:
         """Made by TensorFlow's runtime, not an op of the graph (not in a placement report)."""
-        return self.op_type in _RUNTIME_TYPES or bool(_RUNTIME_NAME.search(self.name))
+        name = self.name
+        return self.op_type in _RUNTIME_TYPES or ("/_" in name and bool(_RUNTIME_NAME.search(name)))
 
     @property
     def direction(self) -> str:
@@ -164,9 +167,9 @@ def lane_kind(lane: str) -> tuple[str, bool]:
 
 
 def _union_us(entries: list[TraceOp]) -> float:
-    """Time covered by at least one entry (overlaps counted once)."""
+    """Time covered by at least one of `entries` (by start time; overlaps counted once)."""
     total, reach = 0.0, -math.inf
-    for entry in sorted(entries, key=lambda e: e.start_us):
+    for entry in entries:
         start = entry.start_us
         end = start + entry.duration_us  # end_us, without a property call per entry
         if end > reach:
@@ -202,7 +205,7 @@ class Trace:
         grouped: dict[str, dict[str, list[TraceOp]]] = {}
         for kind, entries in (("op", self.ops), ("kernel", self.kernels), ("copy", self.copies)):
             by_device: dict[str, list[TraceOp]] = {}
-            for entry in sorted(entries, key=lambda e: e.start_us):
+            for entry in sorted(entries, key=_START):
                 by_device.setdefault(entry.device, []).append(entry)
             grouped[kind] = by_device
         return grouped
