@@ -137,6 +137,17 @@ def test_the_real_process_survives_garbage_and_exits_cleanly_on_bad_streams() ->
     assert "exceeds the limit of 4096" in h.stderr and "Traceback" not in h.stderr
 
 
+def test_a_frame_length_above_the_stated_limit_is_refused_at_once() -> None:
+    h = HostProcess()
+    assert h.request("echo", 1) == 1
+    h.send_raw(struct.pack("<I", 2**32 - 1))  # 4 GiB claimed; nothing follows, the pipe stays open
+    assert h.proc.wait(60) == 2  # refused at once: no wait for a body that never comes
+    assert h.close() == 2
+    limit = frames.DEFAULT_MAX_FRAME
+    assert limit == 2**31 and f"exceeds the limit of {limit}" in h.stderr, h.stderr
+    assert "Traceback" not in h.stderr
+
+
 def test_the_real_process_exits_cleanly_when_a_frame_is_cut() -> None:
     h = HostProcess()
     h.send_raw(ECHO[:7])

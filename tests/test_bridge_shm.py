@@ -5,6 +5,7 @@ case checks the values, what was said, and that no segment is left behind."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -278,6 +279,102 @@ def test_segments_of_killed_processes_are_deleted_by_the_next_start(tmp_path: Pa
     assert leftovers("/dev/shm", julia_pid, host_pid, *pids) == []
 
 
+KILLED_THEN_EXIT = (
+    PRELUDE
+    + """
+echo(A)  # both outboxes exist
+show_pids()
+h = D.host()
+if ARGS[1] == "mid-request"
+    die = pybuiltin("eval")("lambda a: __import__('os').kill(__import__('os').getpid(), 9)")
+    r = try die(A) catch e e end
+    println("KILLED ", r isa HostError)
+else  # while Julia waits for nothing: only its exit is left to tidy up
+    kill(h.proc, Base.SIGKILL)
+    println("KILLED ", timedwait(() -> process_exited(h.proc), 10.0) == :ok)
+end
+"""
+)
+
+
+@pytest.mark.parametrize("when", ["mid-request", "idle"])
+def test_julia_exiting_after_its_host_was_killed_deletes_the_hosts_outbox(
+    tmp_path: Path, when: str
+) -> None:
+    julia = JuliaScript(KILLED_THEN_EXIT, tmp_path, when)
+    julia_pid, host_pid = (int(p) for p in julia.expect("PIDS ", timeout=300).split())
+    assert len(leftovers("/dev/shm", host_pid)) == 1
+    assert julia.expect("KILLED ", timeout=120) == "true"
+    assert julia.finish() == 0, julia.output()
+    assert leftovers("/dev/shm", julia_pid, host_pid) == []
+
+
+# A session that waits, between two rounds of transfers, until the file ARGS[1] exists.
+WAITING = (
+    PRELUDE
+    + """
+echo(A)
+show_pids()
+timedwait(() -> isfile(ARGS[1]), 600.0; pollint = 0.1)
+Big = rand(100 << 17)  # both outboxes grow: each side opens the other's again
+println("AFTER ", echo(A) == A, " ", echo(Big) == Big)
+D.stop_host()
+println("FRESH ", echo(A) == A, " ", echo(Big) == Big)
+show_pids()
+"""
+)
+
+
+def in_pid_namespace(forks: int) -> tuple[str, ...]:
+    """Run the command in a PID namespace of its own (as in a Docker container), after `forks`
+    processes used up the first ids there."""
+    loop = f'for i in $(seq {forks}); do /bin/true; done; "$@"'
+    return ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", loop, "sh")
+
+
+def require_pid_namespaces() -> None:
+    """Skip unless `unshare --pid` works here (root); under CI=true fail instead."""
+    try:
+        done = subprocess.run([*in_pid_namespace(1), "true"], capture_output=True, timeout=30)
+        why = "" if done.returncode == 0 else done.stderr.decode(errors="replace").strip()
+    except (OSError, subprocess.TimeoutExpired) as err:
+        why = str(err)
+    if why:
+        message = f"PID namespaces need root and unshare(1): {why}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " (CI=true: this test must run)")
+        pytest.skip(message)
+
+
+def test_sessions_in_other_pid_namespaces_keep_their_outboxes(tmp_path: Path) -> None:
+    require_pid_namespaces()
+    go = tmp_path / "go"
+    first = JuliaScript(WAITING, tmp_path / "first", str(go), wrap=in_pid_namespace(40))
+    pids = [int(p) for p in first.expect("PIDS ", timeout=300).split()]
+    boxes = leftovers("/dev/shm", *pids)
+    assert len(boxes) == 2, boxes
+    # A second session starts, whose start deletes the outboxes of processes that are gone. In
+    # its namespace the first one's Julia id is a process that exited, and its own Julia likely
+    # has the first one's host id (the same forks before it), so it must take other names too.
+    forks = 40 + pids[1] - pids[0]
+    second = JuliaScript(AFTER, tmp_path / "second", wrap=in_pid_namespace(forks))
+    assert second.expect("ECHO ", timeout=300) == "true"
+    second_pids = [int(p) for p in second.expect("PIDS ").split()]
+    assert second.finish() == 0, second.output()
+    assert SAID not in second.output()  # it found names of its own
+    assert set(boxes) <= set(leftovers("/dev/shm", *pids)), "the live session's outboxes went"
+    # Outboxes deleted anyway (by an older cleaner, by hand): each side makes a new one.
+    for name in boxes:
+        os.unlink(os.path.join("/dev/shm", name))
+    go.touch()
+    assert first.expect("AFTER ", timeout=300) == "true true"
+    assert first.expect("FRESH ", timeout=300) == "true true"
+    pids += [int(p) for p in first.expect("PIDS ").split()]
+    assert first.finish() == 0, first.output()
+    assert SAID not in first.output()
+    assert leftovers("/dev/shm", *pids, *second_pids) == []
+
+
 INTERRUPTED = (
     PRELUDE
     + """
@@ -398,3 +495,27 @@ def test_shared_array_descriptions_naming_other_files_are_refused(tmp_path: Path
     short.write_bytes(bytes(16))
     with pytest.raises(shm.SegmentError, match="holds 16 bytes"):
         shm.Inbox().read(np.dtype("<f8"), (4,), str(short), 64, 1)
+
+
+def test_an_outbox_is_locked_while_it_lives_and_replaced_when_deleted(tmp_path: Path) -> None:
+    taken = tmp_path / f"devplace-{os.getpid()}-1"  # another PID namespace's process of our id
+    taken.write_bytes(b"")
+    box = shm.Outbox(str(tmp_path), 1)
+    a = np.arange(100.0)
+    path, offset, stamp = box.write(a, a.dtype) or ("", 0, 0)
+    box.fill()
+    assert path == str(tmp_path / f"devplace-{os.getpid()}-2")
+    fd = os.open(path, os.O_RDONLY)
+    try:  # what Julia's cleaner tries: the lock is held, so the owner lives
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    os.unlink(path)
+    box.start_message()
+    again = box.write(a, a.dtype)
+    assert again is not None and again[0] != path and os.path.exists(again[0])
+    box.fill()
+    assert np.array_equal(shm.Inbox().read(a.dtype, a.shape, *again), a)
+    box.close()
+    assert sorted(os.listdir(tmp_path)) == [taken.name]

@@ -267,6 +267,9 @@ run_profile(sess::PyObject, fetches, feeds...; feed_dict = nothing, kwargs...) =
     semantics("run_profile", sess, fetches, DevPlace.feed_dict("run_profile", feeds, feed_dict);
               kwargs...)
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
+# `run` of what is not a session, e.g. `run("sess", y)` (Base's `run` of a command stays Base's).
+Base.run(sess::Union{AbstractString,Symbol,Number,Nothing,AbstractArray,AbstractDict,Tuple},
+         fetches, feeds...; kwargs...) = not_a_session("run", sess)
 
 """
     last_profile() -> PyObject

@@ -11,7 +11,9 @@ const HELLO = 0x06
 
 const PROTOCOL_VERSION = 4
 const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
-const MAX_FRAME = typemax(UInt32)
+# The largest frame either side sends or accepts (its length field, docs/protocol.md): a length
+# above it is refused at once, not waited for.
+const MAX_FRAME = 1 << 31
 
 """
     WireError(msg)
@@ -77,8 +79,10 @@ function write_frame(io::IO, kind::UInt8, seq::UInt32, parts::Vector{Any})
     for p in parts
         n += nbytes(p)
     end
-    n <= MAX_FRAME || throw(ArgumentError(
-        "message of $(n) bytes is larger than a frame can hold (4 GiB); send smaller arrays"))
+    n <= MAX_FRAME || throw(ArgumentError(string(
+        "message of ", n, " bytes is larger than a frame may be (", MAX_FRAME, " bytes, 2 GiB). ",
+        "Hint: send smaller arrays, or let large ones go through shared memory ",
+        "(DEVPLACE_SHM_MIN)")))
     head = IOBuffer()
     write(head, htol(UInt32(n)), kind, htol(seq))
     for p in parts
@@ -101,6 +105,7 @@ Read one frame; `body` is the bytes after the header. Throws `EOFError` if the s
 function read_frame(io::IO)
     n = ltoh(read(io, UInt32))
     n >= HEADER_BYTES || throw(WireError("frame length $n is shorter than its header"))
+    n <= MAX_FRAME || throw(WireError("frame length $n is above the limit of $MAX_FRAME bytes"))
     kind = read(io, UInt8)
     seq = ltoh(read(io, UInt32))
     body = read(io, Int(n) - HEADER_BYTES)

@@ -37,13 +37,16 @@ the block leave the manager as well. The block is a `try` block: at top level wr
 `global a = ...` (as the seeds do); inside a function, names first assigned in the block are
 local to it, so declare them `local a` before it or use the block's value.
 """
-macro pywith(manager, args...)
-    if length(args) == 1
-        return pywith_block(esc(manager), nothing, args[1])
-    elseif length(args) == 3 && args[1] === :as
-        return pywith_block(esc(manager), args[2], args[3])
+macro pywith(args...)
+    if length(args) == 2
+        return pywith_block(esc(args[1]), nothing, args[2])
+    elseif length(args) == 4 && args[2] === :as
+        return pywith_block(esc(args[1]), args[3], args[4])
     end
-    throw(ArgumentError("usage: @pywith manager begin ... end, or @pywith manager as x begin ... end"))
+    got = isempty(args) ? "nothing" : string(length(args), " arguments")
+    throw(ArgumentError(string("@pywith needs a context manager and a block, got ", got,
+                               ". Hint, usage: @pywith tf.device(\"/cpu:0\") begin ... end, ",
+                               "or @pywith manager as x begin ... end")))
 end
 
 # The body runs in a `try` whose `finally` leaves the manager, so `return`, `break` and

@@ -197,7 +197,9 @@ function encode_array!(enc::Encoder, a::Array{T,N}) where {T<:WireNumber,N}
     if N == 0
         return encode!(enc, nothing, a[])
     end
-    N <= 255 || throw(ArgumentError("arrays of more than 255 dimensions cannot be sent"))
+    N <= MAX_DIMS || throw(ArgumentError(string(
+        "DevPlace cannot pass a ", N, "-dimensional array to Python: numpy takes at most ",
+        MAX_DIMS, " dimensions. Hint: reshape it to ", MAX_DIMS, " or fewer (e.g. vec(a))")))
     if enc.refer && sizeof(a) >= BIG_PART  # in process: Python reads it where it is
         push!(enc.keep, a)
         return encode!(enc, nothing, WireShared(T, size(a), "", UInt64(UInt(pointer(a))), UInt64(0)))
@@ -293,6 +295,18 @@ shared_array(::Nothing, T::Type, dims::Tuple, path, offset, stamp) =
     WireShared(T, dims, path, offset, stamp)
 lookup_function(::Nothing, id::UInt64, name::String) = WireFunction(id, name)
 
+"The most dimensions an array may have: numpy's limit (`NPY_MAXDIMS`)."
+const MAX_DIMS = 64
+
+"`N` array dimensions, each a size Julia can hold (below 2^63)."
+function read_dims(io::IO, N::Int)
+    return ntuple(N) do _
+        d = ltoh(read(io, UInt64))
+        d <= typemax(Int) || throw(WireError("array dimension $d is larger than 2^63 - 1"))
+        Int(d)
+    end
+end
+
 "Vectors of decoded values get the narrowest element type, as comprehensions do."
 narrow(v::Vector{Any}) = isempty(v) ? v : map(identity, v)
 
@@ -336,7 +350,7 @@ function decode!(io::IO, ctx, depth::Int = 0)
     elseif tag == TAG_NDARRAY
         T = dtype_of(read(io, UInt8))
         N = Int(read(io, UInt8))
-        dims = ntuple(_ -> Int(ltoh(read(io, UInt64))), N)
+        dims = read_dims(io, N)
         prod(big.(dims)) * sizeof(T) <= bytesavailable(io) ||
             throw(WireError("array of size $dims and type $T exceeds the frame"))
         a = Array{T,N}(undef, dims)
@@ -345,7 +359,7 @@ function decode!(io::IO, ctx, depth::Int = 0)
     elseif tag == TAG_SHARED
         T = dtype_of(read(io, UInt8))
         N = Int(read(io, UInt8))
-        dims = ntuple(_ -> Int(ltoh(read(io, UInt64))), N)
+        dims = read_dims(io, N)
         path = read_str(io)
         offset = ltoh(read(io, UInt64))
         return shared_array(ctx, T, dims, path, offset, ltoh(read(io, UInt64)))

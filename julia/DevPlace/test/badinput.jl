@@ -30,8 +30,23 @@ function self_containing()
     return v
 end
 
+"The expansion of macro call `ex`, or the error it throws (unwrapped from a `LoadError`)."
+expand(ex) = try
+    macroexpand(Main, ex)
+catch e
+    throw(e isa LoadError ? e.error : e)
+end
+
 # (what is tried, the call, the error type, strings the message must contain)
 const BAD_INPUTS = [
+    ("@pywith with nothing", () -> expand(:(@pywith)), ArgumentError,
+     ["@pywith needs a context manager and a block, got nothing", "usage: @pywith"]),
+    ("run(\"sess\", y)", () -> run("sess", constant(1.0)), ArgumentError,
+     ["run: sess must be a Session", "\"sess\"", "String", "sess = Session()"]),
+    ("a 65-dimensional array", () -> constant(zeros(ntuple(_ -> 1, 65))), ArgumentError,
+     ["65-dimensional array", "numpy takes at most 64 dimensions", "reshape"]),
+    ("Session(cpus=20000)", () -> Session(cpus = 20000), PyError,
+     ["cpus must be an integer from 1 to 1024", "20000", "Hint: cpus=2"]),
     ("Session(soft=\"no\")", () -> Session(soft = "no"), ArgumentError,
      ["option `soft`", "true or false", "\"no\"", "String", "Hint: Session(soft=true)"]),
     ("Session(optimize=\"false\")", () -> Session(optimize = "false"), ArgumentError,
@@ -156,4 +171,11 @@ end
     kw_only(; scale) = scale
     err = thrown(() -> pyimport("functools").partial(kw_only, 1; scale = 2)())
     @test occursin("with 1 argument and keywords scale, but it takes 0 arguments", message(err))
+end
+
+@testset "a Python error about an input shows its message without a traceback" begin
+    err = thrown(() -> Session(cpus = 20000))
+    @test err isa PyError && isempty(err.traceback)
+    @test !occursin("Traceback", message(err)) && !occursin("File \"", message(err))
+    @test size(constant(zeros(ntuple(_ -> 1, 64)))) == ntuple(_ -> 1, 64)  # numpy's limit itself
 end

@@ -83,6 +83,7 @@ end end
 
 @testset "a host that stops answering is stopped after the timeout" begin on_host_process() do
         old_timeout = D.timeout()
+        echo(1)  # the host's start-up (TensorFlow) is over: the bound below is the request's
         D.set_timeout(1.0)
         pid = D.host_pid()
         t = time()
@@ -124,3 +125,25 @@ end end
         end
         @test echo(1) == 1
 end end
+
+@testset "start-up has its own bound, whatever the request timeout" begin
+    on_host_process() do
+        old, old_start = D.timeout(), D.START_TIMEOUT[]
+        try
+            D.stop_host()
+            D.set_timeout(0.2)  # far shorter than TensorFlow's import in a fresh host
+            @test echo(1.5) == 1.5
+            D.set_timeout(old)
+            D.stop_host()
+            D.START_TIMEOUT[] = 0.2
+            err = try echo(1) catch e e end
+            @test err isa D.HostError
+            @test occursin("did not finish starting within 0.2 s", err.msg)
+            @test occursin("START_TIMEOUT", err.msg) && !occursin("echo", err.msg)
+        finally
+            D.set_timeout(old)
+            D.START_TIMEOUT[] = old_start
+        end
+        @test echo(2) == 2  # the next call starts a fresh host
+    end
+end

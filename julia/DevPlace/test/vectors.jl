@@ -45,9 +45,24 @@ end
     @test_throws D.WireError D.decode_value(UInt8[0x00, 0x00])             # bytes left over
     forged = vcat(hex2bytes("0b0c01"), reinterpret(UInt8, [UInt64(1) << 40]))
     @test_throws D.WireError D.decode_value(forged)                        # array beyond frame
+    huge = vcat(hex2bytes("0b0c01"), reinterpret(UInt8, [UInt64(1) << 63]))
+    @test_throws D.WireError D.decode_value(huge)                          # size ≥ 2^63
+    huge_shared = vcat(hex2bytes("0f0c01"), reinterpret(UInt8, [typemax(UInt64)]))
+    @test_throws D.WireError D.decode_value(huge_shared)
     deep = vcat(repeat(hex2bytes("0601000000"), D.MAX_DEPTH + 5), UInt8[0])
     @test_throws D.WireError D.decode_value(deep)
     @test_throws D.WireError D.read_frame(IOBuffer(UInt8[3, 0, 0, 0, 1, 1, 1]))
+end
+
+@testset "a frame length above the limit is refused at once, not waited for" begin
+    r, w = D.os_pipe()
+    ccall(:write, Cssize_t, (Cint, Ptr{UInt8}, Csize_t), w, fill(0xff, 4), 4)  # 4 GiB claimed
+    pipes = D.FramePipes(r, w)  # the pipe stays open: nothing follows, nothing ends it
+    pipes.deadline = time() + 20
+    err = try D.read_frame(pipes) catch e e end
+    close(pipes)
+    @test err isa D.WireError && occursin("above the limit of $(D.MAX_FRAME) bytes", err.msg)
+    @test D.MAX_FRAME == 2^31
 end
 
 @testset "unsupported Julia values are named, with a hint" begin

@@ -63,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-frame",
         type=int,
-        default=int(os.environ.get("DEVPLACE_MAX_FRAME", (1 << 32) - 1)),
-        help="largest frame accepted, in bytes (default 4 GiB - 1, or $DEVPLACE_MAX_FRAME)",
+        default=os.environ.get("DEVPLACE_MAX_FRAME"),
+        help="largest frame accepted, in bytes (default and most 2 GiB, or $DEVPLACE_MAX_FRAME)",
     )
     parser.add_argument(
         "--write-fd", type=int, default=1, help="fd for frames to Julia (default 1, stdout)"
@@ -99,12 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getpid() != os.getpgrp():
         os.setpgid(0, 0)
+    from devplace.bridge import frames
     from devplace.bridge.transports.host import Host
 
     host = Host(
         rfd,
         wfd,
-        max_frame=args.max_frame,
+        max_frame=min(args.max_frame or frames.DEFAULT_MAX_FRAME, frames.DEFAULT_MAX_FRAME),
         preload=args.preload,
         shm_dir=args.shm_dir,
         shm_min=args.shm_min,

@@ -37,8 +37,9 @@ KINDS = frozenset((REQUEST, REPLY, ERROR, CALLBACK, RELEASE, HELLO))
 HEADER = struct.Struct("<IBI")
 #: Bytes of kind + seq, counted in `length`.
 MIN_LENGTH = 5
-#: Default largest frame accepted (bytes after the length field).
-DEFAULT_MAX_FRAME = (1 << 32) - 1
+#: Largest frame either side sends or accepts (bytes after the length field, docs/protocol.md):
+#: a longer one is refused at once, not waited for.
+DEFAULT_MAX_FRAME = 1 << 31
 #: Frames up to this size are read straight into one buffer; larger ones grow with the data.
 _DIRECT = 1 << 28
 _CHUNK = 1 << 24
@@ -160,7 +161,10 @@ class FrameWriter:
         """Write one frame whose body is the concatenation of the buffers in `body`."""
         n = sum(memoryview(b).nbytes for b in body)
         if MIN_LENGTH + n > DEFAULT_MAX_FRAME:
-            raise ValueError(f"message of {n} bytes is larger than a frame can hold (4 GiB)")
+            raise ValueError(
+                f"message of {n} bytes is larger than a frame may be ({DEFAULT_MAX_FRAME} bytes, "
+                "2 GiB); hint: fetch smaller arrays, or let large ones go through shared memory"
+            )
         head = HEADER.pack(MIN_LENGTH + n, kind, seq)
         if n < 1 << 16:  # one write for the common small message
             self._write_all(b"".join([head, *body]))

@@ -12,6 +12,8 @@ mutable struct Host <: Peer
     pipes::FramePipes
     gen::Int
     pid::Int                     # 0 until the host said HELLO
+    booted::Bool                 # it sent a frame after HELLO: its start-up (TensorFlow) is done
+    start_deadline::Float64      # start-up ends by then (`START_TIMEOUT`), whatever `TIMEOUT`
     seq::UInt32
     alive::Bool
     timed_out::Bool
@@ -57,15 +59,15 @@ function spawn_host()
     close_fd(child_in)
     close_fd(child_out)
     GENERATION[] += 1
-    h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, UInt32(0), true, false,
-             "start-up", Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0,
-             Set{UInt32}(), false, false, 0, false)
+    h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, false,
+             time() + START_TIMEOUT[], UInt32(0), true, false, "start-up", Dict{UInt64,Any}(),
+             UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0, Set{UInt32}(), false, false, 0, false)
     HOST[] = h
     return h
 end
 
 function await_hello(h::Host)
-    h.pipes.deadline = time() + START_TIMEOUT[]
+    h.pipes.deadline = h.start_deadline
     kind, _, body = try
         wait_input(h.pipes) do
             try
@@ -79,7 +81,8 @@ function await_hello(h::Host)
     catch err
         err isa InterruptException && rethrow()
         h.timed_out = err isa HostTimeout
-        throw(host_failure(h, "starting; it exited before it was ready. " * HINT_PYTHON))
+        throw(host_failure(h, h.timed_out ? STARTING :
+                                 "starting; it exited before it was ready. " * HINT_PYTHON))
     finally
         h.pipes.deadline = Inf
     end
@@ -96,11 +99,14 @@ function await_hello(h::Host)
     return h
 end
 
+const STARTING = "starting up (it loads TensorFlow before it answers its first request)"
+
 """
     host_lost!(h; wait=true)
 
 Forget `h`: close its pipes (the host reads end-of-file and exits) and, with `wait`, make sure
-the process is gone (bounded: at most ~2 s).
+the process is gone (bounded: at most ~2 s). The outbox of a host that is gone (killed: it could
+not delete it) is deleted, at Julia's exit too.
 """
 function host_lost!(h::Host; wait::Bool = true)
     h.alive = false
@@ -115,6 +121,7 @@ function host_lost!(h::Host; wait::Bool = true)
         process_exited(h.proc) || kill(h.proc, Base.SIGKILL)
         timedwait(() -> process_exited(h.proc), 1.0; pollint = 0.01)
     end
+    clean_stale_segments()
     empty!(h.functions)
     empty!(h.errors)
     return nothing
@@ -124,11 +131,14 @@ function host_failure(h::Host, doing::AbstractString)
     timed_out = h.timed_out
     host_lost!(h)
     p = h.proc
-    how = timed_out ? string("did not answer within ", h.waiting_for == "start-up" ?
-                                START_TIMEOUT[] : TIMEOUT[], " s and was stopped") :
-          p.termsignal != 0 ? "was killed by signal $(p.termsignal)" :
-          process_exited(p) ? "exited with code $(p.exitcode)" : "closed its pipe"
-    hint = timed_out ? " Hint: raise the bound with DevPlace.set_timeout(seconds) or ENV[\"DEVPLACE_TIMEOUT\"]." : ""
+    how = !timed_out ? (p.termsignal != 0 ? "was killed by signal $(p.termsignal)" :
+                        process_exited(p) ? "exited with code $(p.exitcode)" : "closed its pipe") :
+          h.booted ? string("did not answer within ", TIMEOUT[], " s and was stopped") :
+          string("did not finish starting within ", START_TIMEOUT[], " s and was stopped")
+    hint = !timed_out ? "" : h.booted ?
+        " Hint: raise the bound with DevPlace.set_timeout(seconds) or ENV[\"DEVPLACE_TIMEOUT\"]." :
+        string(" Hint: a loaded machine may need longer; raise the bound on start-up (apart ",
+               "from set_timeout's on each request) with DevPlace.START_TIMEOUT[] = seconds.")
     who = h.pid == 0 ? string("`", h.proc.cmd.exec[1], "`") : string("(pid ", h.pid, ")")
     return HostError(string("the DevPlace Python host ", who, " ", how, " while ",
                             doing, " (any error output it printed is above).", hint,
@@ -140,16 +150,18 @@ end
 lost_host(err) = err isa EOFError || err isa Base.IOError || err isa SystemError ||
                  err isa WireError || err isa HostTimeout
 
-# Run `io()` on the host's pipes with the request deadline armed; a host that went away
-# (closed pipe, bad frame, deadline) becomes a `HostError` saying what we were `doing`.
+# Run `io()` on the host's pipes with the request deadline armed (until the host's start-up is
+# done, at least the start-up's); a host that went away (closed pipe, bad frame, deadline)
+# becomes a `HostError` saying what we were `doing`.
 function with_deadline(io, h::Host, doing::AbstractString)
-    h.pipes.deadline = time() + TIMEOUT[]
+    h.pipes.deadline = h.booted ? time() + TIMEOUT[] : max(time() + TIMEOUT[], h.start_deadline)
     try
         return io()
     catch err
         lost_host(err) || rethrow()
+        err isa WireError && protocol_failure(h, err.msg)  # e.g. a frame above the limit
         h.timed_out = err isa HostTimeout
-        throw(host_failure(h, doing * h.waiting_for))
+        throw(host_failure(h, h.booted ? doing * h.waiting_for : STARTING))
     finally
         h.pipes.deadline = Inf
     end
@@ -224,6 +236,7 @@ function wait_reply(h::Host, seq::UInt32)
             wait_input(() -> interruption_point(h, seq), h.pipes)
         end
         kind, rseq, body = with_deadline(() -> read_frame(h.pipes), h, "serving ")
+        h.booted = true
         if kind == REPLY || kind == ERROR
             if rseq != seq && pop!(h.abandoned, rseq, nothing) !== nothing
                 value = decode_dropped(h, body)  # the answer nobody waits for any more

@@ -8,7 +8,9 @@
 # the peer sent a frame, so after it decoded the last message; the stamp written before each
 # array makes a later overwrite an error, never wrong data. A segment that cannot be made or
 # grown (no such folder, read-only, not enough space) leaves arrays to the pipe, with one line
-# saying why.
+# saying why. Each outbox is locked (`flock`) while its owner lives: that, not its process id
+# (which another PID namespace sharing the folder reads as another process), tells the cleaner
+# which outboxes are left over.
 
 const SHM_PREFIX = "devplace-"
 
@@ -33,7 +35,11 @@ const O_CLOEXEC = Cint(0o2000000)
 const PROT_READ = Cint(1)
 const PROT_WRITE = Cint(2)
 const MAP_SHARED = Cint(1)
-const ESRCH = Cint(3)
+const EEXIST = Cint(17)
+const LOCK_EX = Cint(2)
+const LOCK_NB = Cint(4)
+# Names tried for a new outbox: a process of another PID namespace may hold ours.
+const OUTBOX_NAMES = 64
 const STAMP_BYTES = 8
 const HEAD_BYTES = 16  # before each array: how many of its bytes are written (`ready`), its stamp
 # Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
@@ -97,16 +103,41 @@ end
 
 unmap(s::Segment) = s.size > 0 && ccall(:munmap, Cint, (Ptr{UInt8}, Csize_t), s.ptr, s.size)
 
+"""
+    lock_segment(fd) -> Bool
+
+Take the lock on a segment without waiting: an outbox's owner holds it as long as it lives (the
+kernel drops it when the process ends, however it ends), so anyone else gets it only for an
+outbox whose owner is gone.
+"""
+lock_segment(fd::Cint) = ccall(:flock, Cint, (Cint, Cint), fd, LOCK_EX | LOCK_NB) == 0
+
+"Does `path` still name the file open as `fd` (not deleted, not replaced)?"
+function names_file(path::String, fd::Cint)
+    st, own = stat(path), stat(RawFD(fd))
+    return st.inode != 0 && (st.inode, st.device) == (own.inode, own.device)
+end
+
 "The outbox, made on first use; `nothing` (said once why) if it cannot be."
 function outbox()
     box = OUTBOX[]
     box === nothing || return box
-    path = joinpath(SHM_DIR[], string(SHM_PREFIX, getpid(), "-", OUTBOX_COUNT[] + 1))
-    fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-               Cint(0o600))
-    fd < 0 && return shm_refused("cannot create", path, Libc.errno())
-    OUTBOX_COUNT[] += 1
-    OUTBOX[] = Segment(path, fd, Ptr{UInt8}(0), 0, 0, 0)
+    path = ""
+    for _ in 1:OUTBOX_NAMES
+        OUTBOX_COUNT[] += 1
+        path = joinpath(SHM_DIR[], string(SHM_PREFIX, getpid(), "-", OUTBOX_COUNT[]))
+        fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path,
+                   O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, Cint(0o600))
+        if fd < 0
+            Libc.errno() == EEXIST && continue  # a process of another PID namespace
+            return shm_refused("cannot create", path, Libc.errno())
+        end
+        if lock_segment(fd) && names_file(path, fd)  # else a cleaner took it before the lock
+            return OUTBOX[] = Segment(path, fd, Ptr{UInt8}(0), 0, 0, 0)
+        end
+        ccall(:close, Cint, (Cint,), fd)
+    end
+    return shm_refused("cannot create", path, EEXIST)
 end
 
 "Grow the outbox to hold `need` bytes: reserved first (`posix_fallocate`), as writing a mapped
@@ -137,6 +168,11 @@ when it must go through the pipe.
 function share_array(a::Array, first::Bool)
     box = outbox()
     box === nothing && return nothing
+    if first && !names_file(box.path, box.fd)  # deleted under us: the peer could not open it
+        retire_outbox()
+        box = outbox()
+        box === nothing && return nothing
+    end
     first && (box.used = box.floor)
     offset = (box.used + HEAD_BYTES + ARRAY_ALIGN - 1) & -ARRAY_ALIGN
     need = offset + sizeof(a)
@@ -177,8 +213,8 @@ function retire_outbox()
     box === nothing && return nothing
     OUTBOX[] = nothing
     unmap(box)
+    names_file(box.path, box.fd) && unlink_segment(box.path)  # not a successor of that name
     ccall(:close, Cint, (Cint,), box.fd)
-    unlink_segment(box.path)
     return nothing
 end
 
@@ -266,8 +302,8 @@ end
 """
     clean_stale_segments()
 
-Delete the outboxes in `SHM_DIR[]` of processes that no longer run (a killed Julia or host);
-others' stay.
+Delete the outboxes in `SHM_DIR[]` whose owner is gone (a killed Julia or host): those nobody
+holds the lock of (`lock_segment`), whatever PID namespace made them; others' stay.
 """
 function clean_stale_segments()
     names = try
@@ -277,22 +313,11 @@ function clean_stale_segments()
     end
     for name in names
         startswith(name, SHM_PREFIX) || continue
-        parts = split(name, '-')
-        pid = length(parts) == 3 ? tryparse(Int32, parts[2]) : nothing
-        (pid === nothing || pid <= 0) && continue
-        exited(pid) && unlink_segment(joinpath(SHM_DIR[], name))
+        path = joinpath(SHM_DIR[], name)
+        fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDONLY | O_CLOEXEC, Cint(0))
+        fd < 0 && continue
+        lock_segment(fd) && names_file(path, fd) && unlink_segment(path)
+        ccall(:close, Cint, (Cint,), fd)
     end
     return nothing
-end
-
-"Has process `pid` exited? (a zombie nobody reaped yet has)"
-function exited(pid::Int32)
-    ccall(:kill, Cint, (Cint, Cint), pid, 0) == 0 || return Libc.errno() == ESRCH
-    stat = try
-        read("/proc/$pid/stat", String)
-    catch
-        return false
-    end
-    fields = split(stat[findlast(')', stat)+1:end])
-    return !isempty(fields) && fields[1] == "Z"
 end

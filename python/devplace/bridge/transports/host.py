@@ -116,6 +116,8 @@ class Host(Peer):
             except Exception:  # noqa: BLE001 - the request that needs it reports it
                 pass
         try:
+            if self.preload:  # an empty RELEASE: start-up is over (Julia's bound on it ends)
+                self.writer.write(frames.RELEASE, 0, [wire.encode_bytes([])])
             while True:
                 self._serve(*self._next())
         except BrokenPipeError:  # Julia closed its end while we answered: it left

@@ -11,11 +11,15 @@ the host writes (`Outbox.fill`). A side writes its outbox again only after the p
 so after it decoded the last message; the stamp written before each array makes a later
 overwrite an error, never wrong data. DevPlace.jl's `shm.jl` is the other end. An outbox that
 cannot be made or grown (no such folder, read-only, not enough space) leaves arrays to the pipe,
-with one line on stderr saying why.
+with one line on stderr saying why. Each outbox is locked (`flock`) while its owner lives: that,
+not its process id (which another PID namespace sharing the folder reads as another process),
+tells Julia's cleaner which outboxes are left over (`shm.jl`, `clean_stale_segments`).
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import mmap
 import os
 import platform
@@ -41,6 +45,8 @@ CHUNK = 1 << 20
 #: what `ready` says is written while the rest is still being written. Elsewhere a message's
 #: arrays are written whole before it is sent.
 _PROGRESSIVE = platform.machine().lower() in ("x86_64", "amd64")
+#: Names tried for a new outbox: a process of another PID namespace may hold ours.
+_NAMES = 64
 
 
 class SegmentError(Error, ValueError):
@@ -53,7 +59,8 @@ class Outbox:
     def __init__(self, folder: str, min_bytes: int) -> None:
         self.folder = folder
         self.min_bytes = min_bytes
-        self.path = os.path.join(folder, f"{PREFIX}{os.getpid()}-1")
+        self.path = ""
+        self._count = 0
         self._fd = -1
         self._map: mmap.mmap | None = None
         self._used = 0
@@ -71,6 +78,8 @@ class Outbox:
         bytes are written by `fill`, after the message is sent, where that is safe; else now."""
         if self.min_bytes <= 0 or a.nbytes < self.min_bytes:
             return None
+        if self._used == 0 and self._fd >= 0 and not _names_file(self.path, self._fd):
+            self._drop()  # deleted under us: Julia could not open it; a new one, then
         offset = -(-(self._used + _HEAD) // ALIGN) * ALIGN
         need = offset + a.nbytes
         if (self._map is None or need > len(self._map)) and not self._grow(need):
@@ -117,9 +126,7 @@ class Outbox:
         is SIGBUS, not an error) and map them."""
         try:
             if self._fd < 0:
-                self._fd = os.open(
-                    self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
-                )
+                self._fd = self._create()
             size = max(need, 2 * (len(self._map) if self._map is not None else 0))
             try:
                 os.posix_fallocate(self._fd, 0, size)
@@ -136,18 +143,38 @@ class Outbox:
         self._map = new
         return True
 
-    def close(self) -> None:
-        """Unmap and delete the outbox (the host exits)."""
+    def _create(self) -> int:
+        """A new outbox file, locked as long as this process lives (the sign that it does)."""
+        for _ in range(_NAMES):
+            self._count += 1
+            self.path = os.path.join(self.folder, f"{PREFIX}{os.getpid()}-{self._count}")
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue  # a process of another PID namespace
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if _names_file(self.path, fd):  # else a cleaner took it before the lock
+                    return fd
+            except BlockingIOError:
+                pass
+            os.close(fd)
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), self.path)
+
+    def _drop(self) -> None:
+        """Unmap and close the outbox; the next array makes a new one."""
         if self._map is not None:
             self._map.close()
             self._map = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
+
+    def close(self) -> None:
+        """Delete the outbox (the host exits), unmap and close it."""
+        if self._fd >= 0 and _names_file(self.path, self._fd):
+            os.unlink(self.path)  # before the lock goes with the fd: no cleaner races us
+        self._drop()
 
     def _refuse(self, what: str, reason: str, err: OSError) -> None:
         """Say `reason` once per kind of failure (`what`, errno)."""
@@ -159,6 +186,16 @@ class Outbox:
                 file=sys.stderr,
                 flush=True,
             )
+
+
+def _names_file(path: str, fd: int) -> bool:
+    """Whether `path` still names the file open as `fd` (not deleted, not replaced)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_ino, st.st_dev) == (own.st_ino, own.st_dev)
 
 
 class Inbox:
