@@ -257,3 +257,19 @@ end
     end
     @test err isa PyError && occursin("PlacementError", err.type)
 end
+
+@testset "a Julia value with a tensor of an older graph is built in that graph, as TensorFlow does" begin
+    tf.reset_default_graph()
+    x = constant(3.0)
+    tf.reset_default_graph()  # x's graph is no longer the default one
+    same = pyimport("operator").is_
+    sess = tf.Session(graph = x.graph)
+    # Julia's operators against Python's own on the same tensor (TensorFlow's result)
+    for (julia, python) in ((x * 2.0, x.__mul__(2.0)), (x + 1.0, x.__add__(1.0)),
+                            (2.0 - x, x.__rsub__(2.0)), (x .* [1.0, 2.0], x.__mul__([1.0, 2.0])))
+        @test same(julia.graph, x.graph)
+        @test run(sess, julia) == run(sess, python)
+    end
+    @test run(sess, x * 2.0) === 6.0
+    sess.close()
+end

@@ -15,6 +15,7 @@ languages. These functions take that meaning and call the TensorFlow operations 
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import types
@@ -110,6 +111,21 @@ def _is_tensor(x: Any) -> bool:
     return isinstance(x, (tf.Tensor, tf.Variable))
 
 
+def _in_tensors_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` building in the graph of its first tensor argument, as TensorFlow's own operators do
+    (`x * 2.0` with `x` from a graph that is no longer the default one)."""
+
+    @functools.wraps(fn)
+    def in_graph(*args: Any) -> Any:
+        g = next((a.graph for a in args if _is_tensor(a)), None)
+        if g is None or g is tf.get_default_graph():
+            return fn(*args)
+        with g.as_default():
+            return fn(*args)
+
+    return in_graph
+
+
 def _tensor_dtype_wins(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Julia numbers and arrays beside a tensor take the tensor's dtype (as in ADCME)."""
     dtype = next((a.dtype.base_dtype for a in args if _is_tensor(a)), None)
@@ -123,6 +139,7 @@ def _tensor_dtype_wins(args: tuple[Any, ...]) -> tuple[Any, ...]:
     )
 
 
+@_in_tensors_graph
 def mul(a: Any, b: Any) -> Any:
     """`a * b` as in ADCME: a matrix product for matrices (batched for more dimensions), matrix
     times vector, elementwise with a scalar and between two vectors (ADCME's rule); a vector
@@ -160,6 +177,7 @@ def inv(x: Any) -> Any:
     return tf.math.reciprocal(x) if x.shape.ndims == 0 else tf.linalg.inv(x)
 
 
+@_in_tensors_graph
 def solve(a: Any, b: Any) -> Any:
     """`a \\ b` as in ADCME: the solution of `a x = b` for a square matrix `a` (least squares
     otherwise), `b` a vector or a matrix of right-hand sides; a batch of matrices solves each
@@ -192,6 +210,7 @@ def _with_trailing_ones(x: Any, rank: int) -> Any:
     return a.reshape(a.shape + (1,) * (rank - own))
 
 
+@_in_tensors_graph
 def broadcast(op: str, *args: Any) -> Any:
     """Julia's `a .op b` (elementwise, leading dimensions lined up)."""
     try:
