@@ -6,6 +6,8 @@ import errno
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -66,6 +68,7 @@ def test_a_full_disk_is_an_error_naming_the_path(written, tmp_path):
             said = str(caught.value)
             assert isinstance(caught.value, dp.Error), name
             assert f"cannot write {FULL!r}: No space left on device" in said, (name, said)
+            assert target == FULL or f"(written through {target!r})" in said, (name, said)
             assert "Hint: the disk holding '/dev' is full" in said, name
         assert link.is_symlink()
     assert stat.S_ISCHR(os.stat(FULL).st_mode)
@@ -85,10 +88,23 @@ def test_the_commands_report_a_full_disk_in_one_line(tmp_path, capsys):
         assert err.count("\n") == 1 and "No space left on device" in err and FULL in err
 
 
-def test_a_device_is_written_in_place(written):
+def test_a_device_or_a_pipe_is_written_in_place(written, tmp_path):
     profile, _ = written
     assert dp.save_profile(os.devnull, profile) == os.devnull
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from devplace import atomic; atomic.write_text('/dev/stdout', 'hi')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout) == (0, "hi"), done.stderr
+    assert not list(tmp_path.iterdir())  # no file named after the pipe
 
 
 def test_a_failure_seen_only_at_fsync_names_the_path_and_keeps_the_old_file(

@@ -65,14 +65,16 @@ def folder_problem(path: str | os.PathLike[str]) -> str | None:
 
 
 @contextlib.contextmanager
-def _write_in_place(target: Path, mode: str, **open_kwargs: Any) -> Iterator[IO[Any]]:
+def _write_in_place(path: Path, mode: str, **open_kwargs: Any) -> Iterator[IO[Any]]:
     """Write straight into a device or a pipe: there is no file to rename over."""
     try:
-        with open(target, mode, **open_kwargs) as handle:
+        with open(path, mode, **open_kwargs) as handle:
             yield handle
             handle.flush()
     except OSError as err:
-        raise _refused(target, err) from err
+        real = Path(os.path.realpath(path))
+        through = f" (written through {str(path)!r})" if real != path else ""
+        raise _refused(real, err, through) from err
 
 
 @contextlib.contextmanager
@@ -86,6 +88,13 @@ def replace_file(
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"replace_file: mode must be 'w' or 'wb', got {mode!r}")
+    if "b" not in mode:
+        open_kwargs.setdefault("encoding", "utf-8")
+    if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        # a device or a pipe, or a link to one (/dev/stdout): nothing to rename over
+        with _write_in_place(Path(path), mode, **open_kwargs) as handle:
+            yield handle
+        return
     target = Path(os.path.realpath(path) if os.path.islink(path) else path)
     problem = folder_problem(target)
     if problem:
@@ -93,12 +102,6 @@ def replace_file(
     folder = target.parent
     if os.path.isdir(target):
         raise _refused(target, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
-    if "b" not in mode:
-        open_kwargs.setdefault("encoding", "utf-8")
-    if target.exists() and not target.is_file():
-        with _write_in_place(target, mode, **open_kwargs) as handle:
-            yield handle
-        return
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as err:
