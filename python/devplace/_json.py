@@ -9,8 +9,9 @@ import orjson
 __all__ = ["parse_json"]
 
 
-def parse_json(raw: bytes, text: str | None = None) -> object:
-    """The value `json.loads(text or raw)` gives, by orjson where it reads `raw` the same way (2.5x
+def parse_json(raw: bytes, utf8: bool = False) -> object:
+    """The value `json.loads(raw)` gives (`json.loads(raw.decode())` with `utf8`: UTF-8 only,
+    a byte-order mark refused), by orjson where it reads `raw` the same way (2.5x
     faster: 4 s less on a million-op workload), else by json: text orjson refuses (its errors
     are json's; NaN, Infinity) or may read otherwise (integers of 19 digits or more: beyond
     64 bits orjson makes them floats)."""
@@ -19,7 +20,7 @@ def parse_json(raw: bytes, text: str | None = None) -> object:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw if text is None else text)
+    return json.loads(raw.decode() if utf8 else raw)
 
 
 #: Bytes -> "0" for a digit, " " for anything else (`_has_long_digit_run`).

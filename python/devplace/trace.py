@@ -307,11 +307,11 @@ def _load(source: Any) -> tuple[str, Any]:
     path = os.fspath(source)
     data = _read_bytes(path)
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")  # checked, not kept: the parse is the memory peak of a large trace
     except UnicodeDecodeError as err:
         raise TraceError(path, f"is not UTF-8 text (byte {err.start})") from None
     try:
-        return path, parse_json(data, text)
+        return path, parse_json(data, utf8=True)
     except json.JSONDecodeError as err:
         raise TraceError(
             path, f"is not JSON: {err.msg} at line {err.lineno} column {err.colno}"
