@@ -96,6 +96,17 @@ def test_bad_parameters_and_a_closed_memory_database_are_refused_by_name() -> No
         sq.table_names(db)
 
 
+def test_a_database_that_cannot_be_opened_or_committed_names_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "no such folder" / "x.db"
+    with pytest.raises(sq.SQLError, match=f"cannot open the database '{path}'"):
+        sq.execute(sq.open_database(str(path), True), "CREATE TABLE t (a real)")
+    db = sq.open_database(str(tmp_path / "ro.db"), True)
+    sq.execute(db, "CREATE TABLE t (a real)")
+    sq.execute(db, "PRAGMA query_only = 1")  # every write refused, as a read-only file would be
+    with pytest.raises(sq.SQLError, match="attempt to write a readonly database"):
+        sq.execute(db, "INSERT INTO t VALUES (1)")
+
+
 KILLED_CHILD = """
 import sys, time
 from devplace.bridge.adcme import sqlite as sq

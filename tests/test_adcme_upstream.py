@@ -1,11 +1,11 @@
 """ADCME's own test files and the code of its inverse-modeling tutorial, run with DevPlace.jl.
 
 `julia/DevPlace/test/upstream/` holds ADCME's test files (`optim.jl`, `layers.jl`, `io.jl`,
-`sparse.jl`, `ode.jl`, `newton.jl`, `pcl.jl`, `extra.jl`, `rbf.jl`, `flow.jl`, ...) unchanged;
-`run_upstream.jl` runs one as ADCME's runtests.jl does, with `using DevPlace`, seeded, and prints
-a PASS, FAIL, EMPTY or BROKEN line per top-level testset. Every testset must pass but those
-listed in EXPECTED_FAILURES, each with the reason it cannot pass here; a failure's report (its
-tests' evaluated values) is the assertion's message.
+`sparse.jl`, `ode.jl`, `newton.jl`, `pcl.jl`, `extra.jl`, `rbf.jl`, `flow.jl`, `ot.jl`,
+`sqlite.jl`, ...) unchanged; `run_upstream.jl` runs one as ADCME's runtests.jl does, with
+`using DevPlace`, seeded, and prints a PASS, FAIL, EMPTY or BROKEN line per top-level testset.
+Every testset must pass but those listed in EXPECTED_FAILURES, each with the reason it cannot
+pass here; a failure's report (its tests' evaluated values) is the assertion's message.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ EXPECTED_FAILURES = {
     ("io.jl", "psave and pload"): 'needs PyCall\'s py"..." macro (Python code inside Julia)',
     ("extra.jl", "load_op"): "needs ADCME's compiled custom operator library (LIBADCME)",
     ("extra.jl", "get_library_symbols"): "needs ADCME's compiled custom operator library",
+    ("sqlite.jl", "sqlite do syntax"): (
+        "its last test expects the table that delete! dropped to be there still; ADCME drops and "
+        "commits it too (src/sqlite.jl), and its runtests.jl never includes sqlite.jl"
+    ),
 }
 
 
@@ -72,6 +76,8 @@ def upstream_results(file: str, cwd: Path, transport: str) -> tuple[dict[str, st
         "flow.jl",
         "kit.jl",
         "pcl.jl",
+        "ot.jl",
+        "sqlite.jl",
     ],
 )
 @pytest.mark.parametrize("transport", TRANSPORTS)

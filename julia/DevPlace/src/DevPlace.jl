@@ -62,6 +62,12 @@ export xavier_init, register, list_physical_devices, timestamp, sleep_for
 export test_jacobian, test_hessian, pcl_square_sum, pcl_linear_op, pcl_hessian, pcl_sparse_solve,
        pcl_compress
 
+# ADCME's SQLite databases and optimal transport (src/adcme/sqlite.jl, ot.jl).
+export Database, execute, commit, sinkhorn, ot_dist, empirical_sinkhorn, emd, empirical_emd,
+       ot_plot1D, dtw
+# `PyCall.PyError` in ADCME's code: the module PyCall below.
+export PyCall
+
 # ADCME's qualified names (`ADCME.options`, `ADCME.save`) name DevPlace itself: `using DevPlace`
 # binds `ADCME` (so do `import DevPlace: ADCME` and `using DevPlace.ADCME`).
 export ADCME
@@ -73,6 +79,7 @@ DevPlace itself under ADCME's name, for code written with ADCME's qualified name
 `ADCME.options.newton_raphson.verbose = true`, `ADCME.save(sess, "w.mat")`.
 """
 const ADCME = DevPlace
+
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
@@ -111,9 +118,24 @@ include("adcme/ode.jl")
 include("adcme/extra.jl")
 include("adcme/kit.jl")
 include("adcme/pcl.jl")
+include("adcme/sqlite.jl")
+include("adcme/ot.jl")
 include("cluster.jl")
 include("display.jl")
 include("precompile.jl")
+
+# ADCME's code names PyCall's error type (`@test_throws PyCall.PyError ...`): `using DevPlace`
+# binds `PyCall` (exported above) to this module, DevPlace's own types under PyCall's names.
+"""
+    PyCall
+
+PyCall's names for DevPlace's own Python types, for code written for ADCME and PyCall:
+`PyCall.PyError` is [`PyError`](@ref), `PyCall.PyObject` is [`PyObject`](@ref).
+"""
+module PyCall
+import ..DevPlace: PyError, PyObject
+export PyError, PyObject
+end
 
 function __init__()
     how = get(ENV, "DEVPLACE_TRANSPORT", "auto")

@@ -304,6 +304,6 @@ end
     @test run(sess, logpdf(d, 0.5)) ≈ -0.5 * (0.25)^2 - log(2.0) - 0.5 * log(2π)
     @test run(sess, logpdf(DevPlace.Gamma(2.0, 3.0), [1.0, 2.0])) ≈ @. 2log(3) + log([1.0, 2.0]) - 3 * [1.0, 2.0]
     @test run(sess, logpdf(DevPlace.Poisson(rate = 2.0), 3.0)) ≈ 3log(2) - 2 - log(6)
-    @test_throws ArgumentError rand(DevPlace.MultivariateNormalDiag([0.0], [1.0]))
+    @test size(rand(DevPlace.MultivariateNormalDiag([0.0, 1.0], [1.0, 2.0]), 4)) == (4, 2)
     @test_throws ArgumentError DevPlace.Normal(1.0, 2.0, 3.0)
 end

@@ -72,7 +72,7 @@ struct ADCMEDistribution
     params::Dict{Symbol,Any}
 end
 
-# Each type: its sampler's name (`nothing`: rand not available), then its parameters in order.
+# Each type: its sampler's name, then its parameters in order.
 const ADCME_DISTRIBUTIONS = (
     :Normal => ("normal", (:loc, :scale)), :Uniform => ("uniform", (:low, :high)),
     :Beta => ("beta", (:concentration1, :concentration0)), :Bernoulli => ("bernoulli", (:logits, :probs)),
@@ -88,7 +88,7 @@ const ADCME_DISTRIBUTIONS = (
     :Pareto => ("pareto", (:concentration, :scale)),
     :SinhArcsinh => ("sinharcsinh", (:loc, :scale, :skewness, :tailweight)),
     :StudentT => ("studentt", (:df, :loc, :scale)), :VonMises => ("vonmises", (:loc, :concentration)),
-    :Poisson => ("poisson", (:rate,)), :MultivariateNormalDiag => (nothing, (:loc, :scale_diag)))
+    :Poisson => ("poisson", (:rate,)), :MultivariateNormalDiag => ("multivariatenormaldiag", (:loc, :scale_diag)))
 
 for (T, (sampler, names)) in ADCME_DISTRIBUTIONS
     @eval begin
@@ -115,14 +115,11 @@ const SAMPLERS = Dict(string(T) => s for (T, (s, _)) in ADCME_DISTRIBUTIONS)
     rand(d::ADCMEDistribution, shape...) -> PyObject
 
 Samples of `d`: one without a shape, else a tensor of that shape (an integer, several, a tuple
-or a vector).
+or a vector) followed by the parameters' shape (`rand(DevPlace.MultivariateNormalDiag(loc =
+zeros(2)), n)` is n×2). TensorFlow's random ops draw them, so `seed!` makes them repeat.
 """
-function sample_of(d::ADCMEDistribution, dims::Vector{Int})
-    sampler = SAMPLERS[d.kind]
-    sampler === nothing && throw(ArgumentError(string("rand(", d.kind, "): devplace samples ",
-        "with TensorFlow's own random ops and has no sampler for it. Hint: logpdf works for it")))
-    bridge_rule("adcme.random", "sample", sampler, dims, Float64; d.params...)
-end
+sample_of(d::ADCMEDistribution, dims::Vector{Int}) =
+    bridge_rule("adcme.random", "sample", SAMPLERS[d.kind], dims, Float64; d.params...)
 Base.rand(d::ADCMEDistribution) = sample_of(d, Int[])
 Base.rand(d::ADCMEDistribution, dims::Dims) = sample_of(d, Int[dims...])
 Base.rand(d::ADCMEDistribution, dims::AbstractVector{<:Integer}) = sample_of(d, Int[dims...])

@@ -23,11 +23,9 @@ const ADCME = DevPlace
 push!(LOAD_PATH, joinpath(@__DIR__, "standins"))
 using PyPlot
 
-# ADCME's runtests.jl also has `using PyCall`, which cannot be installed here: DevPlace's Python
-# error and object types under that name, so that `@test_throws PyCall.PyError ...` runs.
-module PyCall
-import DevPlace: PyError, PyObject
-end
+# ADCME's runtests.jl also has `using PyCall`, which cannot be installed here: `using DevPlace`
+# binds `PyCall` to DevPlace's Python error and object types under that name, so that
+# `@test_throws PyCall.PyError ...` runs.
 
 "The seed of Julia's global random number generator before each file runs."
 const SEED = 20211001

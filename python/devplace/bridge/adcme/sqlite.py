@@ -61,9 +61,27 @@ class Database:
                     "this in-memory database was closed and its tables went with it. "
                     'Hint: Database("file.db") keeps them on disk'
                 )
-            # isolation_level=None: devplace begins and ends each transaction itself.
-            self._connection = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                # isolation_level=None: devplace begins and ends each transaction itself.
+                self._connection = sqlite3.connect(self.path, isolation_level=None)
+            except sqlite3.Error as err:
+                raise SQLError(
+                    f"cannot open the database {quoted(self.path)}: {err}. "
+                    "Hint: its folder must exist and be writable"
+                ) from err
         return self._connection
+
+    def commit(self) -> None:
+        """Commit the open transaction, if any; a failure (a full disk) names the file."""
+        if self._connection is None:
+            return
+        try:
+            self._connection.commit()
+        except sqlite3.Error as err:
+            raise SQLError(
+                f"cannot commit to the database {quoted(self.path)}: {err}. "
+                "Hint: the last commit is what the file holds"
+            ) from err
 
     def __repr__(self) -> str:
         state = "open" if self._connection is not None else "closed"
@@ -127,7 +145,7 @@ def execute(
         raise
     conn.execute(f"RELEASE {_SAVEPOINT}")
     if db.commit_after_execute:
-        conn.commit()
+        db.commit()
     return rows, _names(cursor), cursor.rowcount
 
 
@@ -151,8 +169,7 @@ def _run(cursor: sqlite3.Cursor, sql: str, params: Sequence[Any], one_row: Any) 
 
 def commit(db: Database) -> None:
     """Commit what `execute` left pending (with `commit_after_execute=false`)."""
-    if db._connection is not None:
-        db._connection.commit()
+    db.commit()
 
 
 def close(db: Database, keep: bool = True) -> None:
@@ -161,7 +178,7 @@ def close(db: Database, keep: bool = True) -> None:
     if conn is None:
         return
     try:
-        conn.commit() if keep else conn.rollback()
+        db.commit() if keep else conn.rollback()
     finally:
         conn.close()
         db._connection = None
