@@ -80,7 +80,6 @@ DevPlace itself under ADCME's name, for code written with ADCME's qualified name
 """
 const ADCME = DevPlace
 
-
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,

@@ -142,3 +142,21 @@ end
     @test maximum(abs.(cov(x) - A * A')) < 0.08
     @test run(Session(), xs[end]) == x  # seed!: each new session draws the same samples
 end
+
+@testset "ADCME's ot page: a network trained through sinkhorn moves its samples toward N(0, 1)" begin
+    # The page's first two blocks (its 10,000 Adam steps cut to 200); ADCME's figure shows the
+    # samples' histogram on the normal density.
+    reset_default_graph()
+    seed!(3)
+    K = 64
+    z = placeholder(Float64, shape = [K, 10])
+    x = squeeze(ae(z, [20, 20, 20, 1]))
+    s = placeholder(Float64, shape = [K])
+    M = abs(reshape(x, -1, 1) - reshape(s, 1, -1))
+    loss = sinkhorn(ones(K) / K, ones(K) / K, M, reg = 0.1)
+    opt = AdamOptimizer().minimize(loss)
+    sess = Session(); init(sess)
+    losses = [run(sess, [opt, loss], z => rand(K, 10), s => randn(K))[2] for i in 1:200]
+    @test mean(losses[end-19:end]) < 0.7 * mean(losses[1:20])
+    @test all(isfinite, run(sess, tf.gradients(loss, M)[1], z => rand(K, 10), s => randn(K)))
+end
