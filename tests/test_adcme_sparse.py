@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 import scipy.sparse.linalg
-from conftest import GPUS, HAS_GPU
+from conftest import HAS_GPU
 
 import devplace as dp
 from devplace.bridge.adcme import sparse as sp
@@ -207,10 +207,10 @@ def test_the_solve_runs_on_the_cpu_of_its_scope_with_its_gradient() -> None:
     assert {report.actual(n) for n in names} == {"/device:CPU:1"}
 
 
-#: Where there is no GPU, a second logical CPU stands in for it: the scope's device.
-SCOPE = GPUS[0] if HAS_GPU else "/device:CPU:1"
-#: The CPU the host's ops take under SCOPE: its index comes from the scope (GPU:0 -> CPU:0).
-SCOPE_CPU = "/device:CPU:0" if HAS_GPU else "/device:CPU:1"
+#: The scope: a GPU whether or not this machine has one (requested devices are graph facts).
+SCOPE = "/device:GPU:0"
+#: The CPU the host's ops ask for under SCOPE: its index comes from the scope (GPU:0 -> CPU:0).
+SCOPE_CPU = "/device:CPU:0"
 
 
 def test_under_a_gpu_scope_the_solve_is_put_on_a_cpu() -> None:
@@ -221,12 +221,17 @@ def test_under_a_gpu_scope_the_solve_is_put_on_a_cpu() -> None:
         (g,) = dp.gradients(tf.reduce_sum(x), [values], colocate=True)
     host_ops = py_funcs()
     # the factorization, the solve, the adjoint solve (colocated gradients included)
-    assert [op.device for op in host_ops] == [SCOPE_CPU] * 3
-    report = dp.placement(dp.Session(cpus=2, soft=True, optimize=False), [x, g])
+    assert {op.name: op.device for op in host_ops} == {op.name: SCOPE_CPU for op in host_ops}
+    assert len(host_ops) == 3
+    around = [op for op in x.graph.get_operations() if op not in host_ops and op.device]
+    assert around and all(op.device == SCOPE for op in around), "the rest keeps the scope"
+    # soft placement: without a GPU, the ops asking for one run on a CPU
+    report = dp.placement(dp.Session(soft=True, optimize=False), [x, g])
     assert all(report.actual(op.name).endswith(SCOPE_CPU) for op in host_ops)
-    host = {op.name for op in host_ops}
-    around = [op for op in report.ops if op.name not in host and op.actual.endswith(SCOPE)]
-    assert around, f"the sparse ops around the solve run on {SCOPE}"
+    if HAS_GPU:
+        host = {op.name for op in host_ops}
+        ran = [op for op in report.ops if op.name not in host and op.actual.endswith(SCOPE)]
+        assert ran, f"the sparse ops around the solve run on {SCOPE}"
 
 
 def test_the_host_states_errors_are_devplace_errors_naming_the_next_step() -> None:
