@@ -191,18 +191,6 @@ def test_without_a_segment_folder_arrays_go_through_the_pipe_said_once(tmp_path:
     assert all("No such file or directory" in line and str(missing) in line for line in lines)
 
 
-def _can_mount() -> bool:
-    try:
-        done = subprocess.run(
-            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "tmpfs", "x", "/mnt"],
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
 def _small_dev_shm(options: str) -> tuple[str, ...]:
     """Run the command with /dev/shm a fresh tmpfs mounted with `options`, in a private mount
     namespace (nothing outside it sees the mount)."""
@@ -210,13 +198,20 @@ def _small_dev_shm(options: str) -> tuple[str, ...]:
     return ("unshare", "--mount", "--propagation", "private", "sh", "-c", mount, "sh")
 
 
-needs_mount = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or os.geteuid() != 0 or not _can_mount(),
-    reason="mounting a private /dev/shm needs root and mount namespaces",
-)
+def require_to_work(command: tuple[str, ...], what: str) -> None:
+    """Skip unless `command` succeeds here (`what` it needs); under CI=true fail instead."""
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=30)
+        why = "" if done.returncode == 0 else done.stderr.decode(errors="replace").strip()
+    except (OSError, subprocess.TimeoutExpired) as err:
+        why = str(err)
+    if why:
+        message = f"{what}: {why}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " (CI=true: this test must run)")
+        pytest.skip(message)
 
 
-@needs_mount
 @pytest.mark.parametrize(
     "options,outboxes,why",
     [
@@ -230,6 +225,7 @@ needs_mount = pytest.mark.skipif(
 def test_a_read_only_or_small_dev_shm_sends_what_does_not_fit_through_the_pipe(
     tmp_path: Path, options: str, outboxes: str, why: str
 ) -> None:
+    require_to_work((*_small_dev_shm("size=1m"), "true"), "a private /dev/shm needs root, mount(8)")
     julia = JuliaScript(FALLBACK, tmp_path, wrap=_small_dev_shm(options))
     assert julia.expect("ECHO ") == "true true"
     assert julia.expect("BIG ", timeout=300) == "true true"
@@ -332,22 +328,8 @@ def in_pid_namespace(forks: int) -> tuple[str, ...]:
     return ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", loop, "sh")
 
 
-def require_pid_namespaces() -> None:
-    """Skip unless `unshare --pid` works here (root); under CI=true fail instead."""
-    try:
-        done = subprocess.run([*in_pid_namespace(1), "true"], capture_output=True, timeout=30)
-        why = "" if done.returncode == 0 else done.stderr.decode(errors="replace").strip()
-    except (OSError, subprocess.TimeoutExpired) as err:
-        why = str(err)
-    if why:
-        message = f"PID namespaces need root and unshare(1): {why}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message + " (CI=true: this test must run)")
-        pytest.skip(message)
-
-
 def test_sessions_in_other_pid_namespaces_keep_their_outboxes(tmp_path: Path) -> None:
-    require_pid_namespaces()
+    require_to_work((*in_pid_namespace(1), "true"), "PID namespaces need root and unshare(1)")
     go = tmp_path / "go"
     first = JuliaScript(WAITING, tmp_path / "first", str(go), wrap=in_pid_namespace(40))
     pids = [int(p) for p in first.expect("PIDS ", timeout=300).split()]
