@@ -101,3 +101,10 @@ class Chromium:
         if "exceptionDetails" in reply:
             raise RuntimeError(f"JavaScript error: {reply['exceptionDetails']}")
         return reply["result"].get("value")
+
+    def click(self, x: float, y: float) -> None:
+        """A left mouse click at (`x`, `y`) of the page's viewport, as a user's: the element
+        drawn there gets it, through the page's own event handlers."""
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        for event in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=event, x=x, y=y, button="left", clickCount=1)

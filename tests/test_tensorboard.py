@@ -201,12 +201,49 @@ SCENE_TEXTS = f"""(() => {{ {FIND}
   while (walker.nextNode()) texts.push(walker.currentNode.textContent.trim());
   return texts;
 }})()"""
-#: "Color by: Device" chosen; the devices its legend then lists.
-DEVICE_LEGEND = f"""(() => {{ {FIND}
+#: JavaScript: a CSS colour as the page computes it ("#ff7043" -> "rgb(255, 112, 67)").
+RGB = "const rgb = c => { const s = new Option().style; s.color = c; return s.color; };"
+#: The centre (viewport x, y) of the controls' "Color by: Device" button, scrolled into view.
+DEVICE_BUTTON = f"""(() => {{ {FIND}
   const controls = find(document.documentElement, "TF-GRAPH-CONTROLS");
-  if (!controls) return [];
-  controls.colorBy = "device";
-  return ((controls.colorByParams || {{}}).device || []).map(entry => entry.device);
+  const root = controls && controls.shadowRoot;
+  const button = root && [...root.querySelectorAll("paper-radio-button")]
+    .find(b => b.textContent.trim() === "Device");
+  if (!button) return null;
+  button.scrollIntoView({{block: "center"}});
+  const box = button.getBoundingClientRect();
+  return [box.left + box.width / 2, box.top + box.height / 2];
+}})()"""
+#: The legend the controls draw: [text, colour of its icon] per row shown ("unknown device" last).
+DRAWN_LEGEND = f"""(() => {{ {FIND} {RGB}
+  const controls = find(document.documentElement, "TF-GRAPH-CONTROLS");
+  if (!controls || !controls.shadowRoot) return [];
+  return [...controls.shadowRoot.querySelectorAll(".color-legend-row")]
+    .filter(row => row.getClientRects().length && row.querySelector("tf-graph-icon"))
+    .map(row => {{
+      const icon = row.querySelector("tf-graph-icon");
+      const rect = icon.shadowRoot && icon.shadowRoot.querySelector("rect[fill]");
+      const text = row.querySelector(".color-legend-value");
+      return [text ? text.textContent.trim() : "", rect ? rgb(rect.getAttribute("fill")) : ""];
+    }});
+}})()"""
+#: Each op node the scene draws: name -> the colours its shape is filled with (the stops of its
+#: gradient, once each; [] while it is not filled with a gradient, as colouring by device does).
+NODE_COLOURS = f"""(() => {{ {FIND} {RGB}
+  const scene = find(document.documentElement, "TF-GRAPH-SCENE");
+  const svg = scene && scene.shadowRoot && scene.shadowRoot.querySelector("svg");
+  if (!svg) return {{}};
+  const gradients = [...svg.querySelectorAll("linearGradient")];
+  const colours = {{}};
+  for (const node of svg.querySelectorAll("g.node.op[data-name]")) {{
+    const shape = node.querySelector(":scope > .nodeshape > .nodecolortarget");
+    const url = shape && /url\\("?#(.+?)"?\\)/.exec(shape.style.fill);
+    const id = url && url[1].replace(/\\\\(.)/g, "$1");  // the id, unescaped
+    const gradient = id && gradients.find(g => g.id === id);
+    const stops = gradient ? [...gradient.querySelectorAll("stop")] : [];
+    colours[node.dataset.name] = [...new Set(stops.map(s => rgb(s.getAttribute("stop-color"))))];
+  }}
+  return colours;
 }})()"""
 
 
@@ -227,12 +264,36 @@ def test_graphs_dashboard_renders_in_headless_chromium(written, board, tmp_path)
     names = {node.name.split("/")[0] for node in served.node}  # top level: ops and namespaces
     in_graph = {short_device(node.device) for node in served.node if node.device}
     ran_on = {short_device(device) for device in written[0].placement.devices}
+    nodes = {node.name: node for node in served.node}
+    placed = {name for name, node in nodes.items() if node.device}
+
+    def coloured(colours):  # every drawn op that ran is filled with its device's gradient
+        return bool(colours) and all(colours[n] for n in colours if n in placed)
+
     with Chromium(tmp_path / "profile") as browser:
         browser.open(f"{board}/#graphs&run=live")
         shown = _until(browser, SCENE_TEXTS, lambda texts: names <= set(texts))
-        legend = _until(browser, DEVICE_LEGEND, bool, 30)
+        button = _until(browser, DEVICE_BUTTON, bool, 30)
+        assert button, "no 'Color by: Device' button in the graph's controls"
+        browser.click(*button)
+        drawn = _until(browser, DRAWN_LEGEND, lambda rows: len(rows) > 1, 30)
+        colours = _until(browser, NODE_COLOURS, coloured, 30)
     assert names <= set(shown), f"the drawing shows {sorted(set(shown))}"
+    assert drawn and drawn[-1][0] == "unknown device", f"the legend drawn: {drawn}"
+    # A row names the end of its device that differs between devices ("CPU:1", or "1").
+    devices = {nodes[name].device for name in placed}
+    legend = {}
+    for text, colour in drawn[:-1]:
+        named = [d for d in devices if d.endswith(text)]
+        assert len(named) == 1, f"legend row {text!r} names one of {sorted(devices)}"
+        legend[named[0]] = colour
     assert ran_on <= {short_device(d) for d in legend} <= in_graph
+    assert len(set(legend.values())) == len(legend), f"a colour per device: {legend}"
+    drawn_ops = set(colours) & set(nodes)
+    assert drawn_ops & placed, f"the scene draws no op that ran: {sorted(colours)}"
+    for name in drawn_ops:  # an op that did not run has no device, so no device's colour
+        want = [legend[nodes[name].device]] if name in placed else []
+        assert colours[name] == want, f"{name} on {nodes[name].device or 'no device'}"
 
 
 def written_graph(events_file):
