@@ -125,16 +125,18 @@ include("precompile.jl")
 
 # ADCME's code names PyCall's error type (`@test_throws PyCall.PyError ...`): `using DevPlace`
 # binds `PyCall` (exported above) to this module, DevPlace's own types under PyCall's names.
-"""
-    PyCall
-
-PyCall's names for DevPlace's own Python types, for code written for ADCME and PyCall:
-`PyCall.PyError` is [`PyError`](@ref), `PyCall.PyObject` is [`PyObject`](@ref).
-"""
 module PyCall
 import ..DevPlace: PyError, PyObject
 export PyError, PyObject
 end
+
+# Documented here, not inside the module, so that DevPlace's docs hold it as for every export.
+@doc """
+    PyCall
+
+PyCall's names for DevPlace's own Python types, for code written for ADCME and PyCall:
+`PyCall.PyError` is [`PyError`](@ref), `PyCall.PyObject` is [`PyObject`](@ref).
+""" PyCall
 
 function __init__()
     how = get(ENV, "DEVPLACE_TRANSPORT", "auto")
