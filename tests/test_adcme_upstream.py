@@ -47,39 +47,45 @@ UNTESTED_UPSTREAM = {
 }
 
 
+#: A top-level `@testset "name"` line, as ADCME writes them (at the start of a line).
+TOPLEVEL_TESTSET = re.compile(r'^@testset\s+"([^"]*)"', re.MULTILINE)
+
+
+def written_testsets(file: str) -> list[str]:
+    """The names of `file`'s top-level testsets, in order, as its text has them (outside
+    `#= ... =#` block comments; a `# @testset` line comment does not match)."""
+    text = re.sub(r"#=.*?=#", "", (UPSTREAM / file).read_text(), flags=re.DOTALL)
+    return TOPLEVEL_TESTSET.findall(text)
+
+
+#: Every vendored ADCME test file: those with a top-level testset (the tutorials' blocks have none).
+TEST_FILES = sorted(p.name for p in UPSTREAM.glob("*.jl") if written_testsets(p.name))
+
+
+def test_every_vendored_test_file_is_run_and_its_testsets_are_read_from_its_text() -> None:
+    assert {"optim.jl", "sparse.jl", "ot.jl", "sqlite.jl"} <= set(TEST_FILES)
+    assert "Ipopt" not in written_testsets("optim.jl")  # inside #= ... =#
+    assert "composite 2" not in written_testsets("flow.jl")  # commented out with #
+    assert written_testsets("layers.jl") == ["indexing for rank 3 tensors", "fcx", "dropout"]
+
+
 def upstream_results(file: str, cwd: Path, transport: str) -> tuple[dict[str, str], str]:
     """Each top-level testset of `file`, run in `cwd` (it writes files there) over `transport`,
     with its status (PASS, FAIL, EMPTY or BROKEN); and the runner's report, failed tests'
-    values included."""
+    values included. The runner must report each testset the file's text has, once, in order
+    (none lost, merged or renamed)."""
     done = run_julia(
         [str(UPSTREAM / "run_upstream.jl"), file], cwd=cwd, timeout=900, transport=transport
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = re.findall(r"^UPSTREAM\t([A-Z]+)\t([^\t]+)\t", done.stdout, re.MULTILINE)
-    assert rows, done.stdout[-3000:]
+    assert [name for _, name in rows] == written_testsets(file), done.stdout[-3000:]
     report = done.stdout[re.search(r"^UPSTREAM\t", done.stdout, re.MULTILINE).start() :]
     return {name: status for status, name in rows}, report[-6000:]
 
 
 @pytest.mark.timeout(960)  # run_julia's 900 s: a loaded machine compiles Julia slowly
-@pytest.mark.parametrize(
-    "file",
-    [
-        "optim.jl",
-        "layers.jl",
-        "io.jl",
-        "sparse.jl",
-        "ode.jl",
-        "newton.jl",
-        "extra.jl",
-        "rbf.jl",
-        "flow.jl",
-        "kit.jl",
-        "pcl.jl",
-        "ot.jl",
-        "sqlite.jl",
-    ],
-)
+@pytest.mark.parametrize("file", TEST_FILES)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_adcme_test_file_passes_but_for_what_cannot_run_here(
     file: str, transport: str, tmp_path: Path
