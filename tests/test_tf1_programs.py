@@ -164,17 +164,19 @@ def numpy_gru_stack(*scopes: str):
     return run
 
 
-#: Every way DropoutWrapper(input_keep_prob=0.5) may keep (1) or drop (0) the 5 inputs of a step.
+#: The share of inputs DropoutWrapper keeps (and scales by its inverse) in the test below.
+KEEP = 0.5
+#: Every way DropoutWrapper(input_keep_prob=KEEP) may keep (1) or drop (0) the 5 inputs of a step.
 MASKS = np.array([[(k >> i) & 1 for i in range(5)] for k in range(32)], np.float64)
 
 
 def numpy_input_dropout_rnn(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-    """BasicRNNCell on inputs kept with probability 1/2 (and doubled) or dropped: per step,
-    the mask that explains TensorFlow's output best (the draws are TensorFlow's own)."""
+    """BasicRNNCell on inputs kept with probability KEEP (and scaled by 1 / KEEP) or dropped:
+    per step, the mask that explains TensorFlow's output best (the draws are TensorFlow's own)."""
     h = np.zeros((xs.shape[0], 4))
     steps, kept = [], []
     for t in range(xs.shape[1]):
-        dropped = xs[:, t, None, :] * MASKS * 2.0  # [batch, mask, input]
+        dropped = xs[:, t, None, :] * MASKS / KEEP  # [batch, mask, input]
         held = np.repeat(h[:, None, :], len(MASKS), 1)
         tried = np.tanh(
             np.concatenate([dropped, held], 2) @ w["basic_rnn_cell/kernel"]
@@ -184,7 +186,10 @@ def numpy_input_dropout_rnn(w: dict, xs: np.ndarray, outputs: np.ndarray) -> np.
         h = tried[np.arange(len(best)), best]
         steps.append(h)
         kept.append(MASKS[best])
-    assert 0 < np.mean(kept) < 1, "some inputs dropped, some kept"
+    # Each input kept or not, independently: the share kept is within 5 sigma of KEEP.
+    draws = np.size(kept)
+    bound = 5 * np.sqrt(KEEP * (1 - KEEP) / draws)
+    assert abs(np.mean(kept) - KEEP) <= bound, f"{np.mean(kept)} of {draws} inputs kept"
     return np.stack(steps, 1)
 
 
@@ -210,21 +215,22 @@ def random_weights(sess) -> dict[str, np.ndarray]:
             numpy_gru_stack("multi_rnn_cell/cell_0/gru_cell", "multi_rnn_cell/cell_1/gru_cell"),
         ),
         (
-            lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), 0.5),
+            lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), KEEP),
             numpy_input_dropout_rnn,
         ),
     ],
     ids=["BasicRNNCell", "LSTMCell", "GRUCell", "MultiRNNCell", "DropoutWrapper"],
 )
 def test_rnn_cells_unroll_to_numpys_values(make_cell, numpy_cell):
-    x = tf.placeholder(tf.float32, [2, 3, 5])
+    # 64 sequences: DropoutWrapper's 960 draws bound the share it keeps to KEEP ± 0.08.
+    x = tf.placeholder(tf.float32, [64, 3, 5])
     outputs, _ = tf.nn.dynamic_rnn(make_cell(), x, dtype=tf.float32)
     sess = dp.Session()
     dp.init(sess)
     weights = random_weights(sess)
-    xs = np.random.default_rng(2).normal(0.0, 1.0, (2, 3, 5)).astype(np.float32)
+    xs = np.random.default_rng(2).normal(0.0, 1.0, (64, 3, 5)).astype(np.float32)
     got = dp.run(sess, outputs, {x: xs})
-    assert got.shape == (2, 3, 4)
+    assert got.shape == (64, 3, 4)
     np.testing.assert_allclose(got, numpy_cell(weights, xs, got), rtol=1e-4, atol=1e-5)
 
 
