@@ -6,7 +6,7 @@ png_size(bytes) = (ntoh(reinterpret(UInt32, bytes[17:20])[1]),
 
 @testset "rich display: text/html and image/png" begin
     tf.reset_default_graph()
-    a = @cpu 1 sin(constant(1.0))
+    a = @cpu 1 sin(constant(1.0; name = "x"))  # a name other than its type
     y = @cpu 0 cos(a)
     sess = Session(cpus = 2, optimize = false)
     report = placement(sess, y)
@@ -14,12 +14,17 @@ png_size(bytes) = (ntoh(reinterpret(UInt32, bytes[17:20])[1]),
     @test !showable(MIME("image/png"), report)
     html = sprint(show, MIME("text/html"), report)
     @test occursin("<b>Placement</b>", html)
-    for op in report.ops  # each op's own row: op, type, requested, actual, transfers out
-        starts = findfirst("<tr><td>$(op.name)</td>", html)
+    # Each op's own row, every cell: op, type, requested, actual, transfers out (Sin's one
+    # output crosses to Cos on CPU:0; nothing else leaves its device).
+    rows = Dict("x" => ["x", "Const", "/device:CPU:1", "/device:CPU:1", ""],
+                "Sin" => ["Sin", "Sin", "/device:CPU:1", "/device:CPU:1", "1"],
+                "Cos" => ["Cos", "Cos", "/device:CPU:0", "/device:CPU:0", ""])
+    @test sort([op.name for op in report.ops]) == sort(collect(keys(rows)))
+    for (name, want) in rows
+        starts = findfirst("<tr><td>$(name)</td>", html)
         @test starts !== nothing
         row = html[first(starts):first(findnext("</tr>", html, last(starts)))]
-        cells = [m.captures[1] for m in eachmatch(r"<td[^>]*>(.*?)</td>", row)]
-        @test cells[[1, 3, 4]] == [op.name, op.requested, op.actual]
+        @test [m.captures[1] for m in eachmatch(r"<td[^>]*>(.*?)</td>", row)] == want
     end
     @test report.actual("Sin") == "/device:CPU:1" && report.actual("Cos") == "/device:CPU:0"
 
