@@ -103,14 +103,14 @@ function wait_fd(p::FramePipes, fd::Cint, events::Cshort, check = nothing)
             ccall(:sched_yield, Cint, ())  # a busy core goes to the host (and TensorFlow's threads)
         end
     end
-    while true
+    while true  # polled once even past the deadline: what is there already is not a timeout
         left = p.deadline - time()
-        left > 0 || throw(HostTimeout())
-        ms = Cint(min(ceil(left * 1000), CHECK_MS))
+        ms = Cint(clamp(ceil(left * 1000), 0, CHECK_MS))
         pfd = Ref(PollFd(fd, events, 0))
         r = ccall(:poll, Cint, (Ptr{PollFd}, Culong, Cint), pfd, 1, ms)
         r > 0 && return nothing
         r < 0 && Libc.errno() != EINTR && throw(SystemError("poll", Libc.errno()))
+        left > 0 || throw(HostTimeout())
         check === nothing || check()
     end
 end

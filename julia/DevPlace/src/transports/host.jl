@@ -151,10 +151,10 @@ lost_host(err) = err isa EOFError || err isa Base.IOError || err isa SystemError
                  err isa WireError || err isa HostTimeout
 
 # Run `io()` on the host's pipes with the request deadline armed (until the host's start-up is
-# done, at least the start-up's); a host that went away (closed pipe, bad frame, deadline)
-# becomes a `HostError` saying what we were `doing`.
+# done, the start-up's: the request's own bound starts after it); a host that went away (closed
+# pipe, bad frame, deadline) becomes a `HostError` saying what we were `doing`.
 function with_deadline(io, h::Host, doing::AbstractString)
-    h.pipes.deadline = h.booted ? time() + TIMEOUT[] : max(time() + TIMEOUT[], h.start_deadline)
+    h.pipes.deadline = h.booted ? time() + TIMEOUT[] : h.start_deadline
     try
         return io()
     catch err
