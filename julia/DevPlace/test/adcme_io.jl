@@ -79,22 +79,35 @@ end
 end
 
 @testset "activate: TensorBoard serves a Diary" begin
+    reset_default_graph()
+    sess = Session()
+    x = placeholder(Float64)
+    s = scalar(x, "x")
     d = Diary()
+    for i in 1:3
+        write(d, i, run(sess, s, x => 1.5i))
+    end
     server = Sockets.listenany(Sockets.localhost, 20000)  # a port free now
     port = Int(server[1])
     close(server[2])
     tb = activate(d, port)
+    # TensorBoard's HTTP API (JSON), nothing while it does not answer yet
+    json_at = pybuiltin("eval")("""lambda url: __import__("json").loads(
+        __import__("urllib.request", fromlist=["urlopen"]).urlopen(url, timeout=5).read())""")
+    ask(path) = try json_at("http://localhost:$port$path") catch; nothing end
     try
         deadline = time() + 180  # TensorBoard starts in seconds; a loaded machine takes longer
-        listening = false
-        while !listening && time() < deadline && process_running(tb)
-            listening = try
-                close(Sockets.connect(Sockets.localhost, port)); true
-            catch
-                sleep(0.5); false
-            end
+        runs = points = nothing
+        while time() < deadline && process_running(tb)
+            runs = ask("/data/runs")
+            # the Diary's folder is the log folder, so its run is "."
+            points = runs === nothing ? nothing : ask("/data/plugin/scalars/scalars?run=.&tag=x")
+            points === nothing || length(points) < 3 ? sleep(0.5) : break
         end
-        @test listening
+        @test runs !== nothing && collect(String, runs) == ["."]
+        # [wall time, step, value] per point: the Diary's steps and values
+        @test points !== nothing && [(Int(p[2]), Float64(p[3])) for p in points] ==
+              [(1, 1.5), (2, 3.0), (3, 4.5)]
     finally
         kill(tb)
         wait(tb)
