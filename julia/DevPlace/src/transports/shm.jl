@@ -312,7 +312,9 @@ function clean_stale_segments()
         return nothing
     end
     for name in names
-        startswith(name, SHM_PREFIX) || continue
+        parts = split(name, '-')  # devplace-<pid>-<n> only
+        (startswith(name, SHM_PREFIX) && length(parts) == 3 &&
+         all(p -> tryparse(Int, p) !== nothing, parts[2:3])) || continue
         path = joinpath(SHM_DIR[], name)
         fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDONLY | O_CLOEXEC, Cint(0))
         fd < 0 && continue
