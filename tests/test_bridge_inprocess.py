@@ -4,6 +4,8 @@ DevPlace.jl's own suite runs the whole transport (test_bridge_julia.py, both tra
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -11,7 +13,7 @@ import pytest
 
 import devplace as dp
 from devplace.bridge import frames, wire
-from devplace.bridge.callbacks import JuliaFunction
+from devplace.bridge.callbacks import JuliaError, JuliaFunction
 from devplace.bridge.requests import CODES, IN_PLACE
 from devplace.bridge.transports import inprocess
 
@@ -133,3 +135,65 @@ def test_only_graphs_with_py_func_ops_send_their_runs_through_julias_thread() ->
         assert not inprocess._runs_julia_on_tf_threads(graph, versions)
         dp.tf.py_func(np.negative, [x], dp.tf.float32)
         assert inprocess._runs_julia_on_tf_threads(graph, versions)  # seen as the graph grew
+
+
+def test_a_run_of_one_fetch_answers_scalars_as_themselves_and_the_rest_as_a_request(peer) -> None:
+    tf = dp.tf
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(2.0, dtype=tf.float64)
+        fetches = {
+            "f64": v * 1.5,
+            "i64": tf.constant(7, tf.int64),
+            "bool": tf.constant(True),
+            "f32": tf.constant(2.5, tf.float32),
+            "big": tf.ones([9000], tf.float64),
+            "op": v.assign(4.0).op,
+        }
+        init = tf.compat.v1.global_variables_initializer()
+    sess = dp.Session(graph=graph)
+    s = peer.to_handle(sess)
+    ids = {k: peer.to_handle(t) for k, t in fetches.items()}
+    failed = peer.run_fetch(s, ids["f64"])  # before `init`: TensorFlow's error, as `request`'s
+    assert isinstance(failed, tuple) and failed[0][0] == frames.ERROR
+    assert "FailedPrecondition" in wire.decode(memoryview(failed[0])[1:])[0]
+    sess.run(init)
+    for key, value in (("f64", 3.0), ("i64", 7), ("bool", True)):
+        got = peer.run_fetch(s, ids[key])
+        assert got == value and type(got) is type(value)  # Python's own: Julia reads it directly
+    answer, _, _, lent = peer.run_fetch(s, ids["f32"])
+    assert answer[0] == frames.REPLY and type(wire.decode(memoryview(answer)[1:])) is np.float32
+    answer, keep, _, lent = peer.run_fetch(s, ids["big"])
+    (lent_id,) = wire.decode(lent)  # a fetch's array, Julia's alone: lent, not copied
+    assert keep[0] is peer.handles.get(lent_id) and np.array_equal(keep[0], np.ones(9000))
+    assert peer.run_fetch(s, ids["op"]) is None
+    assert peer.run_fetch(s, ids["f64"]) == 6.0  # the op ran
+
+
+def test_the_module_julia_imports_first_does_not_import_tensorflow() -> None:
+    # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves: importing
+    # TensorFlow there would bind its LLVM to Julia's, which hangs the process
+    code = "import sys, devplace.bridge.transports.inprocess; print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "tensorflow" not in out.stdout
+
+
+def test_a_julia_device_function_is_called_without_messages() -> None:
+    calls = []
+
+    def julia_on_op(id: int, op_id: int, name: str, type_: str, device: str) -> str | bytearray:
+        calls.append((id, peer.handles.get(op_id), name, type_, device))
+        if name.startswith("bad"):  # an error comes back as `julia_entry`'s answer
+            error = ("DomainError", "no device for bad ops", "", None)
+            return bytearray(bytes((frames.ERROR,)) + wire.encode_bytes(error))
+        return "/device:CPU:0"
+
+    peer = inprocess.InProcess(no_julia, 1 << 16, julia_on_op)
+    fn = peer.julia_function(3, "on_cpu")
+    graph = dp.tf.Graph()
+    with graph.as_default():
+        good, bad = dp.tf.constant(1.0, name="good"), dp.tf.constant(2.0, name="bad")
+    assert fn.call_on_op(good.op) == "/device:CPU:0"
+    assert calls[-1] == (3, good.op, "good", "Const", "")
+    with pytest.raises(JuliaError, match="DomainError: no device for bad ops"):
+        fn.call_on_op(bad.op)

@@ -252,9 +252,13 @@ Run `fetches` (a tensor, op, or a vector/tuple of them) in `sess` with `placehol
 feeds (or one Dict of them, also as TensorFlow's keyword `feed_dict=`); returns Julia values of the tensors' types (a float64 scalar is a
 `Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
 """
-Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing) =
-    call_python(SEM_RUN, "run", (sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict)),
-                (); op = OP_CALL | IN_PLACE)  # TensorFlow reads big feeds where Julia wrote them
+function Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing)
+    # a training loop's step: in process, no messages
+    fetches isa PyObject && isempty(feeds) && feed_dict === nothing &&
+        return run_direct(sess, fetches, OP_CALL | IN_PLACE, (SEM_RUN, (sess, fetches, nothing)))
+    return call_python(SEM_RUN, "run", (sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict)),
+                       (); op = OP_CALL | IN_PLACE)  # TensorFlow reads big feeds where Julia wrote them
+end
 
 """
     run_profile(sess, fetches, feeds...; repeat=1, feed_dict)

@@ -176,7 +176,7 @@ function user_backtrace(bt)
     debug = !(get(ENV, "DEVPLACE_DEBUG", "") in ("", "0"))
     lines = String[]
     for ptr in bt, f in StackTraces.lookup(ptr)
-        f.func === :run_callback && break
+        f.func === :call_function && break
         (debug || !(f.from_c || f.line <= 0 || string(f.file) in BRIDGE_FILES ||
                     f.func === :reenable_sigint)) &&
             push!(lines, string(" [", length(lines) + 1, "] ", f))
@@ -242,24 +242,51 @@ Call the Julia function a CALLBACK `body` names and encode its result (REPLY) or
 (ERROR, kept for Python's answer) into `enc` (a fresh one if the result cannot be encoded).
 """
 function run_callback(h::Peer, body::Vector{UInt8}, enc::Encoder)
-    call = nothing  # (f, args, kw) once decoded
     kind, payload = try
         message = decode_value(body, h)
         fid, args, kwargs = message
         info = length(message) == 4 ? message[4] : nothing  # a device function's op info
-        f = lookup_function(h, UInt64(fid), "")
         kw = kwargs === nothing || isempty(kwargs) ? () : [Symbol(k) => v for (k, v) in kwargs]
-        call = (f, args, kw)
-        call_f = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no kwcall if none
-        (REPLY, Base.reenable_sigint(() -> with_op_info(call_f, args, info)))
+        call_function(h, UInt64(fid), args, kw, info)
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
-        bt = catch_backtrace()
-        if call !== nothing && no_method_for(err, call[1], call[2])
-            err = no_method_error(call...)
-        end
-        (ERROR, callback_error!(h, err, bt))
+        (ERROR, callback_error!(h, err, catch_backtrace()))
     end
+    return encode_outcome(h, kind, payload, enc)
+end
+
+"""
+    call_function(h, fid, args, kw, info) -> (kind, payload)
+
+Call the Julia function Python knows as `fid` with `args` and keywords `kw` (`info`: its op's
+name, type and device for a device function, else `nothing`): REPLY and its result, or ERROR
+and the exception kept for Python's answer (`callback_error!`).
+"""
+function call_function(h::Peer, fid::UInt64, args, kw, info)
+    f = try
+        lookup_function(h, fid, "")
+    catch err
+        err isa HostError && rethrow()  # the host is gone: there is nobody to answer
+        return (ERROR, callback_error!(h, err, catch_backtrace()))
+    end
+    try
+        call_f = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no kwcall if none
+        return (REPLY, Base.reenable_sigint(() -> with_op_info(call_f, args, info)))
+    catch err
+        err isa HostError && rethrow()
+        bt = catch_backtrace()
+        no_method_for(err, f, args) && (err = no_method_error(f, args, kw))
+        return (ERROR, callback_error!(h, err, bt))
+    end
+end
+
+"""
+    encode_outcome(h, kind, payload, enc) -> (kind, enc)
+
+A callback's outcome encoded into `enc` (a fresh one, and an ERROR, if the result cannot be
+encoded).
+"""
+function encode_outcome(h::Peer, kind::UInt8, payload, enc::Encoder)
     try
         encode!(enc, h, payload)
     catch err

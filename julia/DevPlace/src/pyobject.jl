@@ -112,6 +112,21 @@ function request(op::UInt8, args::Tuple)
     return roundtrip(op, args)
 end
 
+"""
+    run_direct(sess, fetch, op, args)
+
+`run(sess, fetch)` of one tensor or op without feeds: in process a direct call (`run_fetch`);
+through the host process, request `op` with `args` (the same `run`).
+"""
+function run_direct(sess::PyObject, fetch::PyObject, op::UInt8, args::Tuple)
+    resolve_lazy(sess)
+    resolve_lazy(fetch)
+    return with_peer() do h
+        h isa InProcess || return request(op, args)
+        run_fetch(h, pyid(sess, h.gen), pyid(fetch, h.gen))
+    end
+end
+
 make_handle(h::Peer, id::UInt64) = PyObject(id, h.gen)
 
 "Does `o` live in the running host? (lazily resolved objects always do)"

@@ -89,14 +89,22 @@ One request at a time: the calling task holds `HOST_LOCK` until the reply, callb
 requests they make (in the same task) included, so other tasks' requests never come in
 between. The host keeps each task's TensorFlow scopes apart (`switch_task!`).
 """
-function roundtrip(op::UInt8, args::Tuple)
+roundtrip(op::UInt8, args::Tuple) = with_peer(h -> exchange(h, op, args))
+
+"""
+    with_peer(f)
+
+`f(h)` with the running peer `h` for this task's request (`roundtrip`'s rules: the peer
+awaited first, Ctrl-C held, `HOST_LOCK` taken, this task's scopes installed).
+"""
+function with_peer(f)
     host()  # a host still starting is awaited first, where Ctrl-C stops the start
     disable_sigint() do
         lock(HOST_LOCK)
         try
             h = host()
             switch_task!(h)
-            return exchange(h, op, args)
+            return f(h)
         finally
             unlock(HOST_LOCK)
         end

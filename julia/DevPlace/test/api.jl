@@ -273,3 +273,27 @@ end
     @test run(sess, x * 2.0) === 6.0
     sess.close()
 end
+
+@testset "run of one fetch: each value of the tensor's own type, an op's nothing, errors as PyError" begin
+    # in process such a run is one direct call (no messages); its answers must not differ
+    tf.reset_default_graph()
+    v = Variable(2.0)
+    sess = Session()
+    err = try
+        run(sess, v)  # not initialised: TensorFlow's error, as from any run
+    catch e
+        e
+    end
+    @test err isa PyError && occursin("FailedPrecondition", err.type * err.message)
+    init(sess)
+    cases = ((v * 1.5, 3.0), (constant(7), 7), (constant(true), true), (constant(2.5f0), 2.5f0),
+             (constant(Int32(3)), Int32(3)), (constant([1.0, 2.0]), [1.0, 2.0]),
+             (constant(fill(1.0, 10_000)), fill(1.0, 10_000)))
+    for (fetch, want) in cases
+        got = run(sess, fetch)
+        @test (got, typeof(got)) == (want, typeof(want))
+    end
+    @test run(sess, tf.assign(v, 4.0).op) === nothing
+    @test run(sess, v) === 4.0
+    @test run(sess, v; feed_dict = Dict(v => 5.0)) === 5.0  # feeds take the message form
+end

@@ -377,12 +377,12 @@ def get_collection(name: str | None = None) -> list[Any]:
     return list({id(v): v for v in variables if pattern.search(v.name)}.values())
 
 
-def _typed(fetches: Any, values: Any) -> Any:
+def typed(fetches: Any, values: Any) -> Any:
     """Scalars fetched back as the tensor's own type (float32 stays float32 in Julia)."""
     if isinstance(values, (list, tuple)) and isinstance(fetches, (list, tuple)):
-        return type(values)(_typed(f, v) for f, v in zip(fetches, values, strict=True))
+        return type(values)(typed(f, v) for f, v in zip(fetches, values, strict=True))
     if isinstance(values, dict) and isinstance(fetches, Mapping):
-        return {k: _typed(fetches[k], v) for k, v in values.items()}
+        return {k: typed(fetches[k], v) for k, v in values.items()}
     dtype = getattr(fetches, "dtype", None)
     if isinstance(values, (bool, int, float, complex)) and isinstance(dtype, tf.DType):
         return dtype.base_dtype.as_numpy_dtype(values)
@@ -391,12 +391,12 @@ def _typed(fetches: Any, values: Any) -> Any:
 
 def run(sess: Any, fetches: Any, feed: Any = None) -> Any:
     """`dp.run` with each fetched scalar of its tensor's type."""
-    return _typed(fetches, dp.run(sess, fetches, feed))
+    return typed(fetches, dp.run(sess, fetches, feed))
 
 
 def run_profile(sess: Any, fetches: Any, feed: Any = None, **kwargs: Any) -> Any:
     """`dp.run_profile`, returning the fetched values (as ADCME); the profile is `last_profile`."""
-    return _typed(fetches, dp.run_profile(sess, fetches, feed, **kwargs).values)
+    return typed(fetches, dp.run_profile(sess, fetches, feed, **kwargs).values)
 
 
 def _short(x: Any, limit: int = 60) -> str:

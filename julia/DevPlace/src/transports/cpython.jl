@@ -77,6 +77,11 @@ end
 "Function and object pointers of the loaded libpython, by symbol name."
 const PYAPI = Dict{Symbol,Ptr{Cvoid}}()
 const PY_NONE = Ref(C_NULL)
+const PY_TRUE = Ref(C_NULL)
+const PY_FLOAT_TYPE = Ref(C_NULL)
+const PY_LONG_TYPE = Ref(C_NULL)
+const PY_BOOL_TYPE = Ref(C_NULL)
+const PY_TUPLE_TYPE = Ref(C_NULL)
 const PY_RUNTIME_ERROR = Ref(C_NULL)
 
 const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
@@ -85,7 +90,9 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyTuple_New, :PyTuple_SetItem, :PyTuple_GetItem, :PyBytes_AsString, :PyBytes_Size,
     :PyByteArray_FromStringAndSize, :PyByteArray_AsString, :PyLong_FromLongLong,
     :PyFloat_FromDouble, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
-    :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx)
+    :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
+    :PyObject_Vectorcall, :PyFloat_AsDouble, :PyLong_AsLongLong, :PyUnicode_AsUTF8AndSize,
+    :PyUnicode_FromStringAndSize)
 
 api(name::Symbol) = PYAPI[name]
 
@@ -105,6 +112,11 @@ function load_libpython(path::String)
         PYAPI[name] = symbol(string(name))
     end
     PY_NONE[] = symbol("_Py_NoneStruct")
+    PY_TRUE[] = symbol("_Py_TrueStruct")
+    PY_FLOAT_TYPE[] = symbol("PyFloat_Type")
+    PY_LONG_TYPE[] = symbol("PyLong_Type")
+    PY_BOOL_TYPE[] = symbol("PyBool_Type")
+    PY_TUPLE_TYPE[] = symbol("PyTuple_Type")
     PY_RUNTIME_ERROR[] = unsafe_load(Ptr{Ptr{Cvoid}}(symbol("PyExc_RuntimeError")))
     return nothing
 end
@@ -171,6 +183,14 @@ function py_call(f::Ptr{Cvoid}, args::Ptr{Cvoid}...)
     return r
 end
 
+"The type of Python object `o` (`Py_TYPE`: the field after the reference count)."
+py_type(o::Ptr{Cvoid}) = unsafe_load(Ptr{Ptr{Cvoid}}(o + sizeof(Cssize_t)))
+
+"Call `f(a, b)` (vectorcall); the arguments stay the caller's."
+py_call2(f::Ptr{Cvoid}, a::Ptr{Cvoid}, b::Ptr{Cvoid}) =
+    ccall(api(:PyObject_Vectorcall), Ptr{Cvoid}, (Ptr{Cvoid}, Ref{NTuple{2,Ptr{Cvoid}}}, Csize_t,
+                                                  Ptr{Cvoid}), f, (a, b), 2, C_NULL)
+
 py_int(x::Integer) = ccall(api(:PyLong_FromLongLong), Ptr{Cvoid}, (Clonglong,), x)
 py_float(x::Real) = ccall(api(:PyFloat_FromDouble), Ptr{Cvoid}, (Cdouble,), x)
 
@@ -191,6 +211,18 @@ function py_bytearray(parts::Vector{Any}, first::UInt8)
     end
     return b
 end
+
+"Python `str` `o` as a Julia `String` (a `WireError` if it is not one)."
+function py_string(o::Ptr{Cvoid})
+    n = Ref{Cssize_t}(0)
+    p = ccall(api(:PyUnicode_AsUTF8AndSize), Ptr{UInt8}, (Ptr{Cvoid}, Ref{Cssize_t}), o, n)
+    p == C_NULL && throw(WireError("expected a str from Python: " * take_py_error()))
+    return unsafe_string(p, n[])
+end
+
+"A new Python `str` of `s`."
+py_str(s::String) = checked(ccall(api(:PyUnicode_FromStringAndSize), Ptr{Cvoid},
+                                  (Ptr{UInt8}, Cssize_t), s, sizeof(s)), "making a str")
 
 "The bytes of Python `bytes` object `o` (valid while `o` lives), without a copy."
 function bytes_of(o::Ptr{Cvoid})
@@ -213,17 +245,19 @@ struct PyMethodDef
 end
 
 const METH_O = Cint(0x0008)
+const METH_FASTCALL = Cint(0x0080)
 
 """
-    py_builtin(name, fptr) -> Ptr
+    py_builtin(name, fptr, flags) -> Ptr
 
-A Python callable of one argument whose body is C function `fptr(self, arg) -> PyObject*`
-(its definition lives as long as the process).
+A Python callable whose body is C function `fptr`: `fptr(self, arg)` with `METH_O` (one
+argument), `fptr(self, args, nargs)` with `METH_FASTCALL` (its definition lives as long as the
+process).
 """
-function py_builtin(name::String, fptr::Ptr{Cvoid})
+function py_builtin(name::String, fptr::Ptr{Cvoid}, flags::Cint)
     def = Ptr{PyMethodDef}(Libc.malloc(sizeof(PyMethodDef)))
     cname = ccall(:strdup, Ptr{UInt8}, (Cstring,), name)
-    unsafe_store!(def, PyMethodDef(cname, fptr, METH_O, C_NULL))
+    unsafe_store!(def, PyMethodDef(cname, fptr, flags, C_NULL))
     return checked(ccall(api(:PyCFunction_NewEx), Ptr{Cvoid}, (Ptr{PyMethodDef}, Ptr{Cvoid},
                                                                 Ptr{Cvoid}), def, C_NULL, C_NULL),
                    "making the Julia callback")

@@ -29,6 +29,7 @@ mutable struct InProcess <: Peer
     peer::Ptr{Cvoid}
     request::Ptr{Cvoid}
     release::Ptr{Cvoid}
+    run_fetch::Ptr{Cvoid}
 end
 
 const TRANSPORT = Ref(:auto)  # see `set_transport`
@@ -37,6 +38,7 @@ const REFUSED = Ref("")
 const PY_STARTED = Ref(false)
 const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
+const PY_JULIA_ON_OP = Ref(C_NULL)  # `julia_on_op` as a Python builtin
 
 in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
 
@@ -118,7 +120,8 @@ function init_python(facts::PythonFacts)
     ccall(api(:PyRun_SimpleString), Cint, (Cstring,), code) == 0 ||
         throw(HostError("setting up Python failed (its error is printed above)"))
     PY_MODULE[] = py_import("devplace.bridge.transports.inprocess")
-    PY_JULIA[] = py_builtin("julia", julia_entry_pointer())
+    PY_JULIA[] = py_builtin("julia", julia_entry_pointer(), METH_O)
+    PY_JULIA_ON_OP[] = py_builtin("julia_on_op", julia_on_op_pointer(), METH_FASTCALL)
     ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())  # the GIL is taken for each call
     return nothing
 end
@@ -153,11 +156,13 @@ function start_inprocess()
     GENERATION[] += 1
     h = with_gil() do
         start = py_getattr(PY_MODULE[], "start")
-        py_incref(PY_JULIA[])  # the argument tuple takes this reference
-        peer = checked(py_call(start, PY_JULIA[], py_int(BIG_PART)), "starting the peer")
+        foreach(py_incref, (PY_JULIA[], PY_JULIA_ON_OP[]))  # the argument tuple takes these
+        peer = checked(py_call(start, PY_JULIA[], PY_JULIA_ON_OP[], py_int(BIG_PART)),
+                       "starting the peer")
         py_decref(start)
         InProcess(GENERATION[], getpid(), true, UInt32(0), Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
-                  UInt64(0), false, 0, Int[], 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"))
+                  UInt64(0), false, 0, Int[], 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"),
+                  py_getattr(peer, "run_fetch"))
     end
     take_releases(h.gen)
     HOST[] = h
@@ -171,7 +176,7 @@ function host_lost!(h::InProcess; wait::Bool = true)
     with_gil() do
         reset = py_getattr(h.peer, "reset")
         py_decref(py_call(reset))  # the objects held for Julia go now
-        foreach(py_decref, (reset, h.request, h.release, h.peer))
+        foreach(py_decref, (reset, h.request, h.release, h.run_fetch, h.peer))
     end
     empty!(h.functions)
     empty!(h.errors)
@@ -259,6 +264,40 @@ function exchange(h::InProcess, op::UInt8, args::Tuple)
         py_decref(frame)
         take_answer(h, checked(r, string("answering a `", op_name(op), "` request")))
     end
+    return answered(h, kind, value)
+end
+
+"""
+    run_fetch(h::InProcess, sess_id, fetch_id)
+
+`run(sess, fetch)` of one tensor or op without feeds, as one direct call of Python's
+`InProcess.run_fetch`: no message for the request, none for an answer that is nothing or a
+Float64, Int64 or Bool (read with the C API); other answers as `exchange`'s.
+"""
+function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
+    h.seq += UInt32(1)
+    kind, value = with_gil() do
+        flush_releases(h)
+        s, f = py_int(sess_id), py_int(fetch_id)
+        r = py_call2(h.run_fetch, s, f)
+        py_decref(s)
+        py_decref(f)
+        checked(r, "answering a `run`")
+        r == PY_NONE[] && return (py_decref(r); (REPLY, nothing))
+        t = py_type(r)
+        t == PY_TUPLE_TYPE[] && return take_answer(h, r)
+        value = t == PY_FLOAT_TYPE[] ? ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r) :
+                t == PY_LONG_TYPE[] ? ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r) :
+                t == PY_BOOL_TYPE[] ? r == PY_TRUE[] :
+                (py_decref(r); protocol_failure(h, "an answer to `run` of an unknown type"))
+        py_decref(r)
+        return (REPLY, value)
+    end
+    return answered(h, kind, value)
+end
+
+"`value` of an answer of `kind` (REPLY), or its error thrown (ERROR)."
+function answered(h::InProcess, kind::UInt8, value)
     if kind == REPLY
         h.interrupted && (h.interrupted = false; throw(InterruptException()))
         return value
@@ -317,15 +356,55 @@ function julia_entry(self::Ptr{Cvoid}, arg::Ptr{Cvoid})::Ptr{Cvoid}
         return py_bytearray(message_parts(enc), kind)
     catch err
         saved == C_NULL || ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
-        message = try
-            sprint(showerror, err)
-        catch
-            string(typeof(err))
-        end
-        ccall(api(:PyErr_SetString), Cvoid, (Ptr{Cvoid}, Cstring), PY_RUNTIME_ERROR[],
-              "DevPlace.jl: " * message)
-        return C_NULL
+        return bridge_failure(err)
     end
 end
 
+"A failure of the bridge itself inside a call from Python: raised there as a RuntimeError."
+function bridge_failure(err)
+    message = try
+        sprint(showerror, err)
+    catch
+        string(typeof(err))
+    end
+    ccall(api(:PyErr_SetString), Cvoid, (Ptr{Cvoid}, Cstring), PY_RUNTIME_ERROR[],
+          "DevPlace.jl: " * message)
+    return C_NULL
+end
+
 julia_entry_pointer() = @cfunction(julia_entry, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}))
+
+"""
+    julia_on_op(self, args, nargs) -> PyObject*
+
+The C body of the Python builtin through which Python calls a Julia device function (the
+most frequent callback: once per op built under it) without messages: `args` are the
+function's id, its op's handle id, and the op's name, type and device (`str`). A `String`
+result comes back as a `str`; any other result or an error as `julia_entry`'s answer (a
+`bytearray`).
+"""
+function julia_on_op(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::Ptr{Cvoid}
+    saved, enc = C_NULL, nothing
+    try
+        h = HOST[]
+        h isa InProcess || throw(HostError("Python called Julia without an in-process peer"))
+        nargs == 5 || throw(WireError("a device function's call takes 5 arguments, got $nargs"))
+        arg(i) = unsafe_load(args, i)
+        fid, op = (UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), arg(i)))
+                   for i in 1:2)
+        info = (py_string(arg(3)), py_string(arg(4)), py_string(arg(5)))
+        saved = ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
+        kind, result = call_function(h, fid, (make_handle(h, op),), (), info)
+        direct = kind == REPLY && result isa String
+        direct || ((kind, enc) = encode_outcome(h, kind, result, Encoder()))
+        ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
+        saved = C_NULL
+        return direct ? py_str(result) : py_bytearray(message_parts(enc), kind)
+    catch err
+        saved == C_NULL || ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
+        return bridge_failure(err)
+    end
+end
+
+julia_on_op_pointer() =
+    @cfunction(julia_on_op, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t))

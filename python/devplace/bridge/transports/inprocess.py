@@ -31,11 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from devplace.bridge import wire
+from devplace.bridge import frames, wire
 from devplace.bridge.callbacks import JuliaError, JuliaFunction
-from devplace.bridge.peer import Peer
+from devplace.bridge.peer import Peer, StreamClosed
 
 __all__ = ["InProcess", "start"]
+
+#: What `request` returns: the answer, the arrays it points into, the Julia functions released,
+#: the arrays lent.
+Answer = tuple[bytes, list[Any] | None, bytes | None, bytes | None]
 
 #: The op types through which TensorFlow calls Python (and so maybe Julia) on its own threads.
 _PY_FUNC_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
@@ -56,9 +60,15 @@ class _ThreadCall:
 class InProcess(Peer):
     """Julia's counterpart in Julia's own process."""
 
-    def __init__(self, julia: Callable[[bytes], bytearray], min_bytes: int) -> None:
+    def __init__(
+        self,
+        julia: Callable[[bytes], bytearray],
+        min_bytes: int,
+        julia_on_op: Callable[[int, int, str, str, str], str | bytearray] | None = None,
+    ) -> None:
         super().__init__()
         self._julia = julia
+        self._julia_on_op = julia_on_op
         self.min_bytes = min_bytes
         self._keep: list[Any] = []  # arrays of the message being encoded, by address
         self._thread_calls: queue.SimpleQueue[_ThreadCall | None] = queue.SimpleQueue()
@@ -67,6 +77,16 @@ class InProcess(Peer):
         self.ctrl_c: _CtrlC | None = None
         self._lent: set[int] = set()  # handles of the arrays Julia uses where they are
         self._orphans: list[Any] = []  # arrays lent to Julia before a `reset`
+        # TensorFlow is imported only now (after `load`: this module is imported before it)
+        from devplace.bridge import julia_semantics
+
+        self._semantics = julia_semantics
+        self._dp_run = julia_semantics.dp.run
+        tf = julia_semantics.tf
+        # The scalars `run_fetch` hands Julia as themselves, by their tensor's dtype: Julia
+        # reads a float as Float64, an int as Int64, a bool as Bool (`run`'s rule).
+        self._direct_scalars = {tf.float64: float, tf.int64: int, tf.bool: bool}
+        self._direct: dict[int, Any] = {}  # by fetch handle: its direct type, or NotImplemented
 
     # --- arrays by address --------------------------------------------------------------
     def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
@@ -100,19 +120,53 @@ class InProcess(Peer):
         if self.ctrl_c is not None:
             self.ctrl_c.done()
 
-    def request(
-        self, body: bytearray
-    ) -> tuple[bytes, list[Any] | None, bytes | None, bytes | None]:
+    def request(self, body: bytearray) -> Answer:
         """Answer a REQUEST body: the answer (kind byte, then its body), the arrays it points
         into (Julia holds them until it has copied them out), the Julia functions Python
         released meanwhile (encoded ids, or None), and which of those arrays Julia may keep
         without a copy (`lend`; encoded handle ids, or None)."""
-        outer, self._keep = self._keep, []
+        outer, self._keep = self._keep, []  # inline, not `_answered`: a frame less per nesting
         try:
             kind, buffers = self.answer(memoryview(body))
-            keep = self._keep
+            return self._answer(kind, buffers, self._keep)
         finally:
             self._keep = outer
+
+    def run_fetch(self, sess_id: int, fetch_id: int) -> Answer | float | int | bool | None:
+        """Julia's `run(sess, fetch)` of one tensor or op without feeds, made without messages:
+        the value itself where it is None or a float64, int64 or bool scalar (what most steps
+        of a training loop fetch), else the answer `request` would give."""
+        try:
+            fetch = self.handles.get(fetch_id)
+            value = self._run(self._dp_run, (self.handles.get(sess_id), fetch))
+        except StreamClosed:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back to Julia
+            error = self.error_buffers(exc)
+            return self._answered(lambda: (frames.ERROR, error))
+        if value is None:
+            return None
+        direct = self._direct.get(fetch_id)
+        if direct is None:
+            dtype = getattr(getattr(fetch, "dtype", None), "base_dtype", None)
+            direct = self._direct[fetch_id] = self._direct_scalars.get(dtype, NotImplemented)
+        if type(value) is direct:
+            return value
+        box = [self._semantics.typed(fetch, value)]
+        del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
+        return self._answered(lambda: self.value_buffers(box.pop()))
+
+    def _answered(self, make: Callable[[], tuple[int, list[Any]]]) -> Answer:
+        """`make()`'s answer (kind, buffers) as `request` returns it."""
+        outer, self._keep = self._keep, []
+        try:
+            kind, buffers = make()
+            return self._answer(kind, buffers, self._keep)
+        finally:
+            self._keep = outer
+
+    def _answer(self, kind: int, buffers: list[Any], keep: list[Any]) -> Answer:
+        """The answer tuple of `kind` and `buffers`, which point into the arrays `keep`."""
         answer = b"".join([bytes((kind,)), *buffers])
         dropped = self.take_dropped()
         lent = self.lend(keep) if keep else None
@@ -134,6 +188,8 @@ class InProcess(Peer):
     def release(self, body: memoryview) -> None:
         ids = wire.decode(body)
         self._lent.difference_update(ids)
+        for id in ids:
+            self._direct.pop(id, None)
         self.handles.release(ids)
 
     def reset(self) -> None:
@@ -142,10 +198,17 @@ class InProcess(Peer):
         # freed with the process: Julia's releases of them name the peer before the reset
         self._orphans.extend(self.handles.get(id) for id in self._lent)
         self._lent.clear()
+        self._direct.clear()
         self.handles = type(self.handles)()
 
     # --- callbacks into Julia -------------------------------------------------------------
     def exchange_callback(self, call: tuple[Any, ...]) -> tuple[int, Any]:
+        if len(call) == 4 and self._julia_on_op is not None:  # a device function: no messages
+            id, (op,), _, (name, type_, device) = call
+            answer = self._julia_on_op(id, self.handles.put(op), name, type_, device)
+            if type(answer) is str:
+                return frames.REPLY, answer
+            return answer[0], wire.decode(memoryview(answer)[1:], self)
         outer, self._keep = self._keep, []
         try:
             buffers = self.encode(call).buffers()
@@ -332,16 +395,20 @@ def ready(timeout: float) -> str | None:
     return None
 
 
-def start(julia: Callable[[bytes], bytearray], min_bytes: int) -> InProcess:
-    """The peer for Julia (after `ready`): `julia` calls Julia back, arrays of at least
-    `min_bytes` go by address. Julia's next start (after `stop_host`) gets the same peer with
-    nothing held for Julia any more."""
+def start(
+    julia: Callable[[bytes], bytearray],
+    julia_on_op: Callable[[int, int, str, str, str], str | bytearray],
+    min_bytes: int,
+) -> InProcess:
+    """The peer for Julia (after `ready`): `julia` calls Julia back, `julia_on_op` calls a
+    Julia device function, arrays of at least `min_bytes` go by address. Julia's next start
+    (after `stop_host`) gets the same peer with nothing held for Julia any more."""
     global _PEER
     if _PEER is not None:
         _PEER.reset()
         _PEER.min_bytes = min_bytes
         return _PEER
-    _PEER = InProcess(julia, min_bytes)
+    _PEER = InProcess(julia, min_bytes, julia_on_op)
     if "tensorflow" in sys.modules:
         _serve_py_funcs(_PEER)
     _PEER.ctrl_c = _CtrlC(_PEER)
