@@ -119,10 +119,9 @@ end
 through the host process, request `op` with `args` (the same `run`).
 """
 function run_direct(sess::PyObject, fetch::PyObject, op::UInt8, args::Tuple)
-    resolve_lazy(sess)
-    resolve_lazy(fetch)
+    resolve_lazy(args)  # `sess` and `fetch` are among them
     return with_peer() do h
-        h isa InProcess || return request(op, args)
+        h isa InProcess || return exchange(h, op, args)  # not `request`: Ctrl-C held once only
         run_fetch(h, pyid(sess, h.gen), pyid(fetch, h.gen))
     end
 end
