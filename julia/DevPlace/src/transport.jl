@@ -99,15 +99,19 @@ awaited first, Ctrl-C held, `HOST_LOCK` taken, this task's scopes installed).
 """
 function with_peer(f)
     host()  # a host still starting is awaited first, where Ctrl-C stops the start
-    disable_sigint() do
-        lock(HOST_LOCK)
-        try
-            h = host()
-            switch_task!(h)
-            return f(h)
-        finally
-            unlock(HOST_LOCK)
+    try
+        return disable_sigint() do
+            lock(HOST_LOCK)
+            try
+                h = host()
+                switch_task!(h)
+                return f(h)
+            finally
+                unlock(HOST_LOCK)
+            end
         end
+    finally
+        GC.safepoint()  # a Ctrl-C held meanwhile is thrown here, still inside the caller's call
     end
 end
 
