@@ -35,7 +35,17 @@ def model(cluster):
         y = v * 2.0
     sess = cluster.session(timeout=TIMEOUT)
     dp.init(sess)
-    assert dp.run(sess, y) == 6.0
+    # After a test restarted a task, its peers' gRPC channels to it may still be in their
+    # reconnect backoff for a few seconds ("Connection refused" though it listens again)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            assert dp.run(sess, y) == 6.0
+            break
+        except PeerUnavailableError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
     yield sess, y
     sess.close()
 
