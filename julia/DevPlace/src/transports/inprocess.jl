@@ -344,19 +344,30 @@ body). Runs without the GIL, so Python's threads go on meanwhile; nothing escape
 Python exception for a failure of the bridge itself.
 """
 function julia_entry(self::Ptr{Cvoid}, arg::Ptr{Cvoid})::Ptr{Cvoid}
-    saved = C_NULL
     try
-        h = HOST[]
-        h isa InProcess || throw(HostError("Python called Julia without an in-process peer"))
+        h = calling_peer()
         body = bytes_of(arg)
-        saved = ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
-        kind, enc = run_callback(h, body, Encoder())
-        ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
-        saved = C_NULL
+        kind, enc = without_gil(() -> run_callback(h, body, Encoder()))
         return py_bytearray(message_parts(enc), kind)
     catch err
-        saved == C_NULL || ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
         return bridge_failure(err)
+    end
+end
+
+"The in-process peer a call from Python is made to."
+function calling_peer()
+    h = HOST[]
+    h isa InProcess || throw(HostError("Python called Julia without an in-process peer"))
+    return h
+end
+
+"`f()` with the GIL given back meanwhile (Python's threads go on while Julia works)."
+function without_gil(f)
+    saved = ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
+    try
+        return f()
+    finally
+        ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
     end
 end
 
@@ -384,24 +395,20 @@ result comes back as a `str`; any other result or an error as `julia_entry`'s an
 `bytearray`).
 """
 function julia_on_op(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::Ptr{Cvoid}
-    saved, enc = C_NULL, nothing
     try
-        h = HOST[]
-        h isa InProcess || throw(HostError("Python called Julia without an in-process peer"))
+        h = calling_peer()
         nargs == 5 || throw(WireError("a device function's call takes 5 arguments, got $nargs"))
         arg(i) = unsafe_load(args, i)
         fid, op = (UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), arg(i)))
                    for i in 1:2)
         info = (py_string(arg(3)), py_string(arg(4)), py_string(arg(5)))
-        saved = ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
-        kind, result = call_function(h, fid, (make_handle(h, op),), (), info)
-        direct = kind == REPLY && result isa String
-        direct || ((kind, enc) = encode_outcome(h, kind, result, Encoder()))
-        ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
-        saved = C_NULL
-        return direct ? py_str(result) : py_bytearray(message_parts(enc), kind)
+        kind, answer = without_gil() do  # answer: a String as it is, else encoded
+            kind, result = call_function(h, fid, (make_handle(h, op),), (), info)
+            kind == REPLY && result isa String ? (kind, result) :
+                encode_outcome(h, kind, result, Encoder())
+        end
+        return answer isa String ? py_str(answer) : py_bytearray(message_parts(answer), kind)
     catch err
-        saved == C_NULL || ccall(api(:PyEval_RestoreThread), Cvoid, (Ptr{Cvoid},), saved)
         return bridge_failure(err)
     end
 end
