@@ -269,3 +269,34 @@ def test_a_failed_write_leaves_the_old_picture_whole(traces, tmp_path, monkeypat
         plot_profile(traces[1], out)
     assert out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["keep.png"]
+
+
+def test_a_dense_row_is_drawn_as_what_its_bars_show_in_few_bars():
+    """A row of 20,000 overlapping ops (a few long ones among them) is drawn with at most one
+    bar per 1/4000 of the time axis, and at every such point in the colour of the op drawn last
+    over it, as drawing every bar in start order would show."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    starts = np.cumsum(rng.integers(0, 20, n))
+    durations = np.where(rng.random(n) < 0.002, 5_000, rng.integers(1, 50, n))
+    types = rng.choice(["MatMul", "Add", "Relu", "Conv2D", "Tanh"], n)
+    events = [process(1, "/job:localhost/replica:0/task:0/device:CPU:0 Compute")]
+    events += [
+        trace_op(1, f"op{i}", int(t), int(d), op_type=str(k))
+        for i, (t, d, k) in enumerate(zip(starts, durations, types, strict=True))
+    ]
+    fig, trace = profile_figure({"traceEvents": events})
+    bars = fig.axes[0].collections[0]  # the ops' bars (gradient ops and copies follow)
+    placed, colors = bars.get_transforms(), bars.get_facecolor()
+    assert 0 < len(placed) <= 4000
+    left, width = placed[:, 0, 2], placed[:, 0, 0]
+    xmax = trace.makespan_us
+    ends = starts - starts[0] + np.maximum(durations, xmax * 0.003)  # bars are widened so
+    for x in (np.arange(4000) + 0.5) * xmax * 1.02 / 4000:  # each 1/4000 of the axis
+        drawn = np.flatnonzero((left <= x) & (x < left + width))
+        over = np.flatnonzero((starts - starts[0] <= x) & (x < ends))
+        if len(over) == 0:
+            assert len(drawn) == 0, x
+            continue
+        assert len(drawn) == 1, x
+        assert to_hex(colors[drawn[0]]) == to_hex(op_color(types[over[-1]])), x

@@ -7,7 +7,9 @@ right. Every op type has one fixed colour in every picture (a table for common t
 stable hash for the rest); copies and cross-device transfers are drawn in a red no op type
 uses. Ops TensorFlow made for gradients (names under `gradients/`) are hatched; a cross-device
 transfer is an arrow from the end of the producing op to the start of the op that consumed it
-on the other device. Bars narrower than a few pixels are widened to stay visible; the numbers
+on the other device. Bars narrower than a few pixels are widened to stay visible, and a row of
+more than 4000 bars is drawn as what its bars show at 4000 points across the time axis (one bar
+per run of one colour: the picture of 100k sub-pixel bars at a tenth of the cost); the numbers
 (busy time, makespan) always come from the real durations.
 
 `size` picks the figure's width: `"screen"` (13 in), `"page"` (7 in) or `"column"` (3.5 in, a
@@ -39,6 +41,7 @@ from matplotlib.path import Path
 from matplotlib.ticker import FuncFormatter
 from matplotlib.transforms import IdentityTransform
 
+from devplace._gc import cycle_collector_paused
 from devplace.atomic import folder_problem, replace_file
 from devplace.comparison import Comparison, caveat_lines, compare
 from devplace.errors import Error
@@ -100,6 +103,7 @@ _LANE = 0.8  # row height; rows are 1 apart
 _MAX_LABELS = 300  # op labels tried, widest bars first
 _MAX_EDGED = 400  # ops drawn with an outline; denser charts get none
 _MIN_BAR = 0.003  # of the time axis: the narrowest drawn bar
+_DENSE_BINS = 4000  # a row of more bars is drawn as what shows at 1/4000 of the time axis
 _LARGE_EVENTS = 50_000  # traces this large get a progress bar on a terminal
 
 
@@ -205,22 +209,58 @@ class _Bars:
     once (one matplotlib patch per op is slow and large for traces of 100k ops)."""
 
     rows: list[Any] = dataclasses.field(default_factory=list)  # [x, width, y, height] per row
-    color: list[tuple[float, ...]] = dataclasses.field(default_factory=list)  # RGBA
+    colors: list[Any] = dataclasses.field(default_factory=list)  # an RGBA array per row
 
-    def add(
-        self, x: Any, width: Any, y: float, height: float, colors: list[tuple[float, ...]]
-    ) -> None:
-        """A row's bars: from `x` (an array), `width` wide (an array), `y` to `y + height`."""
+    def add(self, x: Any, width: Any, rgba: Any, y: float, height: float) -> None:
+        """A row's bars: from `x` (an array), `width` wide (an array), coloured `rgba` (an
+        array of one RGBA row per bar), `y` to `y + height`."""
         self.rows.append(np.stack([x, width, np.full(len(x), y), np.full(len(x), height)]))
-        self.color += colors
+        self.colors.append(rgba)
 
     def collection(self, **style: Any) -> Collection:
         """The bars as one collection: a unit square placed by one transform per bar."""
         x, width, y, height = np.concatenate([np.empty((4, 0)), *self.rows], axis=1)
-        rgba = np.array(self.color, float).reshape(-1, 4)  # an array: matplotlib checks a list
+        rgba = np.concatenate([np.empty((0, 4)), *self.colors])
         return _Placed(
             Path.unit_rectangle(), _placements(x, y, width, height), facecolors=rgba, **style
         )
+
+
+def _as_drawn(starts: Any, widths: Any, color: Any, palette: Any, xmax: float) -> Any:
+    """A row's bars (`starts`, `widths`, each one's index `color` into the RGBA rows of
+    `palette`) as (starts, widths, RGBA) to draw. A row of more than `_DENSE_BINS` bars becomes
+    what drawing them by start time shows (the last bar drawn over a point hides the others)
+    at `_DENSE_BINS` points across the time axis, one bar per run of one colour: Agg takes
+    about 3 µs a bar, so 100k bars narrower than a pixel cost a second and show no more."""
+    if len(starts) <= _DENSE_BINS:
+        return starts, widths, palette[color]
+    order = np.argsort(starts, kind="stable")
+    starts, ends, color = starts[order], (starts + widths)[order], color[order]
+    edges = np.linspace(0.0, xmax * 1.02, _DENSE_BINS + 1)
+    shown = _last_covering(starts, ends, (edges[:-1] + edges[1:]) / 2)
+    shown_color = np.where(shown >= 0, color[shown], -1)
+    change = np.flatnonzero(np.diff(shown_color)) + 1
+    run_starts = np.concatenate([[0], change])
+    run_ends = np.concatenate([change, [_DENSE_BINS]])
+    drawn = shown_color[run_starts] >= 0
+    first, after = edges[run_starts[drawn]], edges[run_ends[drawn]]
+    return first, after - first, palette[shown_color[run_starts[drawn]]]
+
+
+def _last_covering(starts: Any, ends: Any, points: Any) -> Any:
+    """For each of `points`, the index of the last bar (`starts` sorted) with start <= point
+    < end, or -1: binary lifting over a table of the bars' greatest end in windows of 2^l."""
+    windows = [np.concatenate([[np.inf], ends])]  # [l][q]: max end of bars q-2^l .. q-1
+    while 2 ** len(windows) <= len(ends):
+        half, width = windows[-1], 2 ** (len(windows) - 1)
+        wider = np.full(len(half), np.inf)
+        wider[2 * width :] = np.maximum(half[2 * width :], half[width:-width])
+        windows.append(wider)
+    started = np.searchsorted(starts, points, side="right")  # bars 0 .. started-1 began
+    for level in range(len(windows) - 1, -1, -1):  # drop the longest run of bars ended before
+        ended = windows[level][started] <= points
+        started = np.where(ended, started - 2**level, started)
+    return started - 1
 
 
 class _Placed(Collection):
@@ -281,16 +321,20 @@ def _draw_row(
     starts = np.array([e.start_us for e in entries], float)
     widths = np.maximum(np.array([e.duration_us for e in entries], float), xmax * _MIN_BAR)
     if kind == "copy":
-        red = [to_rgba(TRANSFER_COLOR)] * len(entries)
-        boxes.copies.add(starts, widths, y, height * 0.92, red)
+        red = np.array([to_rgba(TRANSFER_COLOR)])
+        drawn = _as_drawn(starts, widths, np.zeros(len(entries), int), red, xmax)
+        boxes.copies.add(*drawn, y, height * 0.92)
         return
-    palette = {t: to_rgba(op_color(t)) for t in {e.op_type for e in entries}}
+    types = sorted({e.op_type for e in entries})
+    palette = np.array([to_rgba(op_color(t)) for t in types]).reshape(-1, 4)
+    index = {t: i for i, t in enumerate(types)}
+    color = np.array([index[e.op_type] for e in entries], int)
     gradient = np.array(
         [e.name.startswith("gradients/") and _is_gradient(e) for e in entries], bool
     )
     for bars, mine in ((boxes.ops, ~gradient), (boxes.gradients, gradient)):
-        colors = [palette[e.op_type] for e, m in zip(entries, mine, strict=True) if m]
-        bars.add(starts[mine], widths[mine], y, height * 0.92, colors)
+        drawn = _as_drawn(starts[mine], widths[mine], color[mine], palette, xmax)
+        bars.add(*drawn, y, height * 0.92)
     if kind != "op":
         return
     # _place_labels' order (x0 - x1, widest first), so its pick from all rows is unchanged
@@ -581,7 +625,7 @@ def plot_profile(
     (PNG, SVG or PDF by extension; written atomically). Returns the parsed `Trace`. A progress
     bar shows for large traces on a terminal (`progress=None`), always (`True`) or never."""
     path, fmt = _check_out(out)
-    with _steps([trace_or_path], progress) as step:
+    with _steps([trace_or_path], progress) as step, cycle_collector_paused():
         trace = read_trace(trace_or_path)
         step("drawing")
         fig, _ = profile_figure(trace, title, size)
@@ -650,7 +694,7 @@ def compare_profiles(
     busy time and a summary table, to `out` (PNG, SVG or PDF; written atomically); returns the
     numbers as a `Comparison`. A progress bar shows as for `plot_profile`."""
     path, fmt = _check_out(out)
-    with _steps([a, b], progress) as step:
+    with _steps([a, b], progress) as step, cycle_collector_paused():
         ta = read_trace(a)
         step("reading")
         tb = read_trace(b)
