@@ -8,11 +8,12 @@ visible switch, not a private one. It happens when devplace first needs TensorFl
 `tf.executing_eagerly()` is False and eager-only calls fail with `EagerExecutionError` saying
 why (docs/design.md, "TF2 code").
 
-This is the one devplace module that imports TensorFlow (the internals other modules need are
-imported here too). TF's C++ log is kept off the console: `TF_CPP_MIN_LOG_LEVEL` defaults to 2
-before TF loads (TF reads it only then), and what TF writes while loading, before absl's log is
-initialised and whatever that level says, is captured and sorted. `DEVPLACE_TF_LOG=1` shows
-TensorFlow's log as it comes instead.
+This is the one devplace module that imports TensorFlow, and the one door to TensorFlow's
+private parts: other modules reach them through the named functions at its end, and
+`INTERNALS` lists every private name those use. TF's C++ log is kept off the console:
+`TF_CPP_MIN_LOG_LEVEL` defaults to 2 before TF loads (TF reads it only then), and what TF writes
+while loading, before absl's log is initialised and whatever that level says, is captured and
+sorted. `DEVPLACE_TF_LOG=1` shows TensorFlow's log as it comes instead.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from devplace._fdcapture import capture_fds
 from devplace.errors import Error, user_stacklevel
@@ -28,23 +31,34 @@ from devplace.tf1_legacy import graft
 
 __all__ = [
     "GPU_MESSAGES",
+    "INTERNALS",
     "RAW_LOG",
+    "SymbolicTensor",
     "EagerExecutionError",
-    "TraceableStack",
-    "attr_value_pb2",
+    "add_control_input",
+    "chrome_trace",
+    "control_flow_context",
+    "create_op",
+    "default_graph_stack",
+    "default_session_stack",
     "driver_present",
-    "execute",
+    "graph_context_switches",
+    "graph_scope_stacks",
     "gpu_lines",
-    "kernels",
-    "op_callbacks",
-    "op_def_registry",
-    "tensor_util",
-    "tf_context",
-    "tf_ops",
+    "hessian_vector_product",
+    "in_control_flow",
+    "jacobian",
+    "kernel_device_types",
+    "op_def",
+    "plain_graph_mode",
+    "session_config",
+    "set_control_inputs",
+    "set_graph_scope_stacks",
     "set_op_device",
     "tf",
-    "timeline",
-    "variable_scope",
+    "thread_local_scope_stacks",
+    "variable_scope_store",
+    "wrapped_module",
 ]
 
 #: True when `DEVPLACE_TF_LOG` is set (to anything but "" or "0"): TensorFlow's own C++ log is
@@ -102,19 +116,17 @@ try:
     # devplace module loads TensorFlow outside this capture.
     with capture_fds((2,)) as _loading:
         import tensorflow as _tensorflow
-        from tensorflow.core.framework import attr_value_pb2
-        from tensorflow.python.client import timeline
+        from tensorflow.python.client import timeline as _timeline
         from tensorflow.python.eager import context as _context
-        from tensorflow.python.eager import execute
-        from tensorflow.python.framework import (
-            kernels,
-            op_callbacks,
-            op_def_registry,
-            tensor_util,
-        )
+        from tensorflow.python.eager import execute as _execute
+        from tensorflow.python.framework import kernels as _kernels
+        from tensorflow.python.framework import op_callbacks as _op_callbacks
+        from tensorflow.python.framework import op_def_registry as _op_def_registry
         from tensorflow.python.framework import ops as _ops
-        from tensorflow.python.framework.traceable_stack import TraceableStack
-        from tensorflow.python.ops import variable_scope
+        from tensorflow.python.framework import stack as _stack
+        from tensorflow.python.framework.traceable_stack import TraceableStack as _TraceableStack
+        from tensorflow.python.ops import gradients_impl as _gradients_impl
+        from tensorflow.python.ops import variable_scope as _variable_scope
         from tensorflow.python.util import deprecation as _deprecation
 
         _gpus = _tensorflow.config.list_physical_devices("GPU")
@@ -150,12 +162,6 @@ class EagerExecutionError(Error, AttributeError):
     """An eager-only call (`Tensor.numpy()`) on a graph tensor: devplace runs TF in graph mode."""
 
 
-def set_op_device(op: object, device: str) -> None:
-    """Move an op that is already built to `device` (TensorFlow has no public way to: this is
-    devplace's one use of `Operation._set_device`)."""
-    op._set_device(device)  # type: ignore[attr-defined]
-
-
 def _no_numpy(tensor: object) -> None:
     raise EagerExecutionError(
         f"{getattr(tensor, 'name', 'this tensor')} is a graph tensor: devplace switched "
@@ -181,12 +187,213 @@ with _deprecation.silence():
     tf.disable_v2_behavior()
 if not RAW_LOG:
     tf.logging.set_verbosity(tf.logging.ERROR)
-# tf.layers and tf.nn.rnn_cell from tf_keras; tf.contrib and tf.estimator say what replaced them.
-graft(tf)
 # A property that raises AttributeError keeps `hasattr(t, "numpy")` False (how libraries tell
 # graph tensors from eager ones) while a direct call gets the reason instead of a bare
 # "'SymbolicTensor' object has no attribute 'numpy'".
 _ops.SymbolicTensor.numpy = property(_no_numpy)
 
-#: TensorFlow's graph and eager-context modules (devplace.bridge.graph_ops builds ops with them).
-tf_ops, tf_context = _ops, _context
+# TensorFlow's private parts: everything below reaches past TensorFlow's public API (private
+# attributes, modules under `tensorflow.python`). No other devplace module does
+# (tests/test_tf_adapter.py scans for it), so a TensorFlow upgrade is this module's work.
+
+#: Every name from TensorFlow's internals that this module uses, by the module or class that
+#: holds it (a class's instance attributes included). tests/test_tf_adapter.py checks that each
+#: still resolves on the installed TensorFlow, so an upgrade names at once what it broke.
+INTERNALS: dict[str, tuple[str, ...]] = {
+    "tensorflow.python.client.session.BaseSession": ("_config",),
+    "tensorflow.python.client.timeline": ("Timeline",),
+    "tensorflow.python.eager.context": ("context", "context_safe"),
+    "tensorflow.python.eager.context.Context": ("_context_handle", "context_switches"),
+    "tensorflow.python.eager.execute": ("must_record_gradient",),
+    "tensorflow.python.framework.kernels": ("get_registered_kernels_for_op",),
+    "tensorflow.python.framework.op_callbacks": ("should_invoke_op_callbacks",),
+    "tensorflow.python.framework.op_def_registry": ("get",),
+    "tensorflow.python.framework.ops": (
+        "SymbolicTensor",
+        "_default_graph_stack",
+        "get_default_graph",
+        "is_auto_dtype_conversion_enabled",
+    ),
+    "tensorflow.python.framework.ops.Graph": (
+        "_colocation_stack",
+        "_control_dependencies_stack",
+        "_create_op_internal",
+        "_device_function_stack",
+        "_get_control_flow_context",
+        "_name_stack",
+        "_stack_state_is_thread_local",
+    ),
+    "tensorflow.python.framework.ops.Operation": (
+        "_add_control_input",
+        "_add_control_inputs",
+        "_control_flow_context",
+        "_remove_all_control_inputs",
+        "_set_device",
+    ),
+    "tensorflow.python.framework.stack": ("_default_session_stack",),
+    "tensorflow.python.framework.traceable_stack": ("TraceableStack",),
+    "tensorflow.python.ops.gradients_impl": ("_hessian_vector_product",),
+    "tensorflow.python.ops.parallel_for.gradients": ("jacobian",),
+    "tensorflow.python.ops.variable_scope": ("_VARSCOPESTORE_KEY",),
+    "tensorflow.python.util.deprecation": ("silence",),
+    "tensorflow.python.util.module_wrapper.TFModuleWrapper": ("_tfmw_wrapped_module",),
+}
+
+#: The class of graph-mode tensors (`tf.Tensor` in a graph).
+SymbolicTensor = _ops.SymbolicTensor
+
+#: A graph's scope stacks (attribute, and how to make it empty): device functions, colocation
+#: and control dependencies, which a TF1 graph shares between threads until
+#: `thread_local_scope_stacks`, then the name scope, always per thread.
+_GRAPH_SCOPE_STACKS: tuple[tuple[str, Callable[[], Any]], ...] = (
+    ("_device_function_stack", _TraceableStack),
+    ("_colocation_stack", _TraceableStack),
+    ("_control_dependencies_stack", list),
+    ("_name_stack", str),
+)
+_SHARED_STACKS = 3
+
+
+def set_op_device(op: Any, device: str) -> None:
+    """Move an op that is already built to `device` (TensorFlow has no public way to)."""
+    op._set_device(device)
+
+
+def add_control_input(op: Any, before: Any) -> None:
+    """Make `op` run after the op `before` (a control edge), in a graph already built."""
+    op._add_control_input(before)
+
+
+def set_control_inputs(op: Any, inputs: Sequence[Any]) -> None:
+    """Make `inputs` exactly the ops `op` runs after (its control edges)."""
+    op._remove_all_control_inputs()
+    op._add_control_inputs(inputs)
+
+
+def in_control_flow(op: Any) -> bool:
+    """Whether `op` is inside a TF1 `while_loop` or `cond` body."""
+    return op._control_flow_context is not None
+
+
+def control_flow_context(graph: Any) -> Any:
+    """The `while_loop`/`cond` body the graph is building now (None outside any)."""
+    return graph._get_control_flow_context()
+
+
+def plain_graph_mode() -> bool:
+    """Whether ops are made now without TensorFlow's eager, op-callback, gradient-tape and
+    dtype-promotion layers acting (what `create_op` skips)."""
+    return not (
+        _context.executing_eagerly()
+        or _op_callbacks.should_invoke_op_callbacks()
+        or _execute.must_record_gradient()
+        or _ops.is_auto_dtype_conversion_enabled()
+    )
+
+
+def create_op(
+    graph: Any, op_type: str, inputs: list[Any], dtypes: Any = None, **kwargs: Any
+) -> Any:
+    """`graph`'s own op maker (what TF's public functions end in): device scopes and functions,
+    name scopes, control dependencies and colocation apply; `kwargs` are its `name`, `attrs`,
+    `input_types`, `op_def`."""
+    return graph._create_op_internal(op_type, inputs, dtypes, **kwargs)
+
+
+def op_def(op_type: str) -> Any:
+    """The registered `OpDef` of an op type."""
+    return _op_def_registry.get(op_type)
+
+
+def kernel_device_types(op_type: str) -> frozenset[str]:
+    """The device types (`"CPU"`, `"GPU"`, ...) with a kernel registered for `op_type`."""
+    return frozenset(k.device_type for k in _kernels.get_registered_kernels_for_op(op_type).kernel)
+
+
+def chrome_trace(step_stats: Any, graph: Any) -> str:
+    """TensorFlow's timeline of a traced run (`RunMetadata.step_stats`) as Chrome-trace JSON,
+    with data-flow arrows."""
+    timeline = _timeline.Timeline(step_stats, graph=graph)
+    return timeline.generate_chrome_trace_format(show_dataflow=True)
+
+
+def session_config(sess: Any) -> Any:
+    """The `ConfigProto` a TF session was made with (None when it was given none)."""
+    return getattr(sess, "_config", None)
+
+
+def hessian_vector_product(ys: Any, xs: list[Any], vs: list[Any], **kwargs: Any) -> list[Any]:
+    """The Hessian of `ys` with respect to `xs` times `vs`, without forming the Hessian."""
+    return _gradients_impl._hessian_vector_product(ys, xs, vs, **kwargs)
+
+
+def jacobian(y: Any, x: Any) -> Any:
+    """TensorFlow's parallel-for Jacobian of `y` with respect to `x` (loaded on first use)."""
+    from tensorflow.python.ops.parallel_for import gradients
+
+    return gradients.jacobian(y, x)
+
+
+def default_graph_stack() -> Any:
+    """This thread's stack of default graphs (`.stack`, a list, and `.get_default()`)."""
+    return _ops._default_graph_stack
+
+
+def default_session_stack() -> Any:
+    """This thread's stack of default sessions (`.stack`, a list)."""
+    return _stack._default_session_stack
+
+
+def graph_context_switches() -> Any:
+    """This thread's eager context switches (`.stack`, a list): entering a default graph
+    pushes one."""
+    return _context.context().context_switches
+
+
+def graph_scope_stacks(graph: Any) -> tuple[Any, ...]:
+    """The graph's scope stacks in this thread: device functions, colocation, control
+    dependencies and name scope (for `set_graph_scope_stacks`)."""
+    return tuple(getattr(graph, name) for name, _ in _GRAPH_SCOPE_STACKS)
+
+
+def set_graph_scope_stacks(graph: Any, stacks: Sequence[Any] | None) -> None:
+    """Install `stacks` (from `graph_scope_stacks`) in the graph for this thread; None: empty
+    ones, no scope open."""
+    if stacks is None:
+        stacks = [make() for _, make in _GRAPH_SCOPE_STACKS]
+    for (name, _), value in zip(_GRAPH_SCOPE_STACKS, stacks, strict=True):
+        setattr(graph, name, value)
+
+
+def thread_local_scope_stacks(graph: Any) -> None:
+    """Give each thread its own device, colocation and control-dependency stacks.
+
+    TF1 graphs keep one stack for all threads: a scope opened in one thread would place
+    another thread's ops, and leaving scopes out of order corrupts it. Thread-local stacks
+    (TF2's default) make each scope belong to the thread that opened it. Every thread's stack
+    starts as a copy of the shared one at the switch, so switching while plain TF scopes are
+    open would hand them to every later thread for good: then the switch waits for a moment
+    when none is open.
+    """
+    if graph._stack_state_is_thread_local:
+        return
+    if any(getattr(graph, name) for name, _ in _GRAPH_SCOPE_STACKS[:_SHARED_STACKS]):
+        return
+    graph.switch_to_thread_local()
+
+
+def variable_scope_store(graph: Any) -> Any:
+    """The graph's variable scope store (`.current_scope`), if it has one yet (TF makes it on
+    first use); else None."""
+    stores = graph.get_collection(_variable_scope._VARSCOPESTORE_KEY)
+    return stores[0] if stores else None
+
+
+def wrapped_module(module: Any) -> Any:
+    """The module a TensorFlow module wrapper (what `tf.compat.v1` is) stands for; `module`
+    itself when it is not a wrapper."""
+    return getattr(module, "_tfmw_wrapped_module", module)
+
+
+# tf.layers and tf.nn.rnn_cell from tf_keras; tf.contrib and tf.estimator say what replaced them.
+graft(tf, wrapped_module(tf))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace._tf import tf, thread_local_scope_stacks
 from devplace.devices import MAX_INDEX, DeviceSpecError, canonical_device
 from devplace.errors import ArgumentTypeError, ArgumentValueError
 
@@ -132,26 +132,9 @@ def device(spec_or_fn: Any) -> Iterator[None]:
     else:
         target = canonical_device(spec_or_fn)
     graph = tf.get_default_graph()
-    _thread_local_stacks(graph)
+    thread_local_scope_stacks(graph)
     with graph.device(target):
         yield
-
-
-def _thread_local_stacks(graph: Any) -> None:
-    """Give each thread its own device, colocation and control-dependency stacks.
-
-    TF1 graphs keep one stack for all threads: a scope opened in one thread would place
-    another thread's ops, and leaving scopes out of order corrupts it. Thread-local stacks
-    (TF2's default) make each scope belong to the thread that opened it. Every thread's stack
-    starts as a copy of the shared one at the switch, so switching while plain TF scopes are
-    open would hand them to every later thread for good: then the switch waits for a moment
-    when none is open.
-    """
-    if graph._stack_state_is_thread_local:
-        return
-    if graph._device_function_stack or graph._colocation_stack or graph._control_dependencies_stack:
-        return
-    graph.switch_to_thread_local()
 
 
 def _index(kind: str, i: Any) -> int:

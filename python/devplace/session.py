@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from devplace._fdcapture import capture_fds
-from devplace._tf import tf
+from devplace._tf import session_config, tf
 from devplace._tflog import quiet_tf_log
 from devplace.devices import Device, canonical_device, matches, parse_device, short_device
 from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
@@ -213,7 +213,7 @@ class Session(tf.Session):
     @property
     def config(self) -> Any:
         """The `ConfigProto` this session was made with."""
-        return self._config
+        return session_config(self)
 
     def devices(self) -> list[str]:
         """The devices this session sees, in short canonical form (`/device:CPU:0`, ...)."""

@@ -98,8 +98,9 @@ def _removed(module_name: str) -> Any:
     return __getattr__
 
 
-def graft(tf: Any) -> None:
-    """Put `tf.layers`, `tf.nn.rnn_cell` and the removed-module errors on `tf` (compat.v1)."""
+def graft(tf: Any, wrapped: Any) -> None:
+    """Put `tf.layers`, `tf.nn.rnn_cell` and the removed-module errors on `tf` (compat.v1);
+    `wrapped` is the module TensorFlow's module wrapper `tf` stands for."""
     # `import tensorflow.compat.v1` (tf_keras does it) runs compat.v1's __init__ once more, as a
     # second module, and that resets `nn.rnn_cell` on the `nn` module both share: done first.
     importlib.import_module("tensorflow.compat.v1")
@@ -107,5 +108,4 @@ def graft(tf: Any) -> None:
     tf.nn.rnn_cell = _TfKerasModule("tf.nn.rnn_cell", _TF_KERAS_MODULES["rnn_cell"])
     # TF's module wrapper asks the module it wraps for a name it lacks: a PEP 562 hook there
     # answers `tf.contrib` with the reason, and still a plain AttributeError for other names.
-    wrapped = getattr(tf, "_tfmw_wrapped_module", tf)
     wrapped.__getattr__ = _removed(wrapped.__name__)

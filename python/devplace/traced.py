@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
 
-from devplace._tf import tf, timeline
+from devplace._tf import chrome_trace, tf
 from devplace.devices import split_lane
 from devplace.errors import Error
 from devplace.feeds import accepts_feed_dict
@@ -120,11 +120,7 @@ class TracedRun:
     def _timeline(self) -> dict[str, Any]:
         """TF's timeline of the run as Chrome-trace JSON, without empty processes, with thread
         names and each op's output bytes (`args.bytes`)."""
-        trace = json.loads(
-            timeline.Timeline(
-                self.run_metadata.step_stats, graph=self.graph
-            ).generate_chrome_trace_format(show_dataflow=True)
-        )
+        trace = json.loads(chrome_trace(self.run_metadata.step_stats, self.graph))
         events = trace["traceEvents"]
         used = {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") != "M"}
         lanes = {

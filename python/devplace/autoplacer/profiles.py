@@ -147,27 +147,24 @@ def _one_at_a_time(graph: Any, fetches: Any, feed: Any) -> Iterator[None]:
     control flow) run one after another in graph order (a control edge from each to the
     next), so that each op's traced time is its own, not shared with ops running beside it on
     the same cores; the edges are gone afterwards."""
+    from devplace._tf import add_control_input, in_control_flow, set_control_inputs
     from devplace.autoplacer.tf_graph import fetch_closure
 
     fed = {getattr(k, "op", None) for k in (feed or {})}
     chain = [
         op
         for op in fetch_closure(fetches, graph)
-        if op.inputs
-        and op not in fed
-        and op.type not in _CONTROL_FLOW
-        and op._control_flow_context is None
+        if op.inputs and op not in fed and op.type not in _CONTROL_FLOW and not in_control_flow(op)
     ]
     before = {op: list(op.control_inputs) for op in chain}
     for prev, op in zip(chain, chain[1:], strict=False):
         if prev not in before[op]:
-            op._add_control_input(prev)
+            add_control_input(op, prev)
     try:
         yield
     finally:
         for op, inputs in before.items():
-            op._remove_all_control_inputs()
-            op._add_control_inputs(inputs)
+            set_control_inputs(op, inputs)
 
 
 @accepts_feed_dict

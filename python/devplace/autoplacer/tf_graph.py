@@ -16,7 +16,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from devplace._tf import kernels, tf
+from devplace._tf import kernel_device_types, tf
 from devplace.autoplacer.calibration import calibrate
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind, task_of
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
@@ -98,7 +98,7 @@ def estimate_us(op: Any) -> float:
 
 @cache
 def _kernel_types(op_type: str) -> frozenset[str]:
-    return frozenset(k.device_type for k in kernels.get_registered_kernels_for_op(op_type).kernel)
+    return kernel_device_types(op_type)
 
 
 @cache

@@ -49,7 +49,7 @@ def measure_placement(
     Every global variable is initialised afresh (values do not change step times; on a
     cluster this resets the servers' copies too); the ops' devices are restored afterwards.
     """
-    from devplace._tf import set_op_device, tf
+    from devplace._tf import session_config, set_op_device, tf
 
     graph = session.graph
     ops = [graph.get_operation_by_name(name) for name in devices]
@@ -59,7 +59,7 @@ def measure_placement(
             set_op_device(op, devices[op.name])
         with graph.as_default():
             inits = [v.initializer for v in tf.global_variables()]
-        config = getattr(session, "_config", None)
+        config = session_config(session)
         with tf.Session(session.sess_str, graph=graph, config=config) as sess:
             if inits:
                 sess.run(inits)

@@ -17,19 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 from devplace._tf import (
-    attr_value_pb2,
-    execute,
-    op_callbacks,
-    op_def_registry,
-    tensor_util,
+    SymbolicTensor,
+    control_flow_context,
+    create_op,
+    op_def,
+    plain_graph_mode,
     tf,
-    tf_context,
-    tf_ops,
 )
 
 __all__ = ["UNARY", "binary", "constant", "unary"]
 
-_SYMBOLIC = tf_ops.SymbolicTensor
 _COMPLEX = frozenset({tf.complex64, tf.complex128})
 _INTEGERS = frozenset(
     {tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64}
@@ -75,35 +72,29 @@ _BINARY_OPS: dict[str, tuple[str, str, frozenset[Any]]] = {
 
 def _allowed(op_type: str) -> frozenset[Any]:
     """The dtypes op `op_type`'s type attribute `T` accepts."""
-    op_def = op_def_registry.get(op_type)
-    attr = next(a for a in op_def.attr if a.name == "T")
+    attr = next(a for a in op_def(op_type).attr if a.name == "T")
     return frozenset(tf.as_dtype(t) for t in attr.allowed_values.list.type)
 
 
-_TYPE_ATTRS: dict[Any, attr_value_pb2.AttrValue] = {}
+_TYPE_ATTRS: dict[Any, Any] = {}
 
 
-def _type_attr(dtype: Any) -> attr_value_pb2.AttrValue:
+def _type_attr(dtype: Any) -> Any:
     attr = _TYPE_ATTRS.get(dtype)
     if attr is None:
-        attr = _TYPE_ATTRS[dtype] = attr_value_pb2.AttrValue(type=dtype.as_datatype_enum)
+        attr = _TYPE_ATTRS[dtype] = tf.AttrValue(type=dtype.as_datatype_enum)
     return attr
 
 
 def _graph_for(*tensors: Any) -> Any:
     """The default graph, when ops on `tensors` can be made there directly; else None."""
-    if (
-        tf_context.executing_eagerly()
-        or op_callbacks.should_invoke_op_callbacks()
-        or execute.must_record_gradient()
-        or tf_ops.is_auto_dtype_conversion_enabled()
-    ):
+    if not plain_graph_mode():
         return None
-    g = tf_ops.get_default_graph()
-    if g._get_control_flow_context() is not None:  # while_loop/cond bodies add ops of their own
+    g = tf.get_default_graph()
+    if control_flow_context(g) is not None:  # while_loop/cond bodies add ops of their own
         return None
     for t in tensors:
-        if type(t) is not _SYMBOLIC or t.graph is not g:
+        if type(t) is not SymbolicTensor or t.graph is not g:
             return None
     return g
 
@@ -111,13 +102,14 @@ def _graph_for(*tensors: Any) -> Any:
 def _make(g: Any, op_type: str, name: str, inputs: list[Any], dtype: Any) -> Any:
     """What `_apply_op_helper` does for an op with inputs of one type `T`: the op named as
     `name_scope(name)` names it, made by the graph (devices, scopes, dependencies apply)."""
-    op = g._create_op_internal(
+    op = create_op(
+        g,
         op_type,
         inputs,
         name=g.unique_name(name) + "/",
         input_types=[dtype] * len(inputs),
         attrs={"T": _type_attr(dtype)},
-        op_def=op_def_registry.get(op_type),
+        op_def=op_def(op_type),
     )
     return op.outputs[0]
 
@@ -164,7 +156,7 @@ def binary(symbol: str, python_operator: Callable[[Any, Any], Any]) -> Callable[
     return _binary(symbol, python_operator) if symbol in _BINARY_OPS else python_operator
 
 
-_CONSTANTS: dict[tuple[Any, type, str], tuple[attr_value_pb2.AttrValue, ...]] = {}
+_CONSTANTS: dict[tuple[Any, type, str], tuple[Any, ...]] = {}
 _MAX_CONSTANTS = 4096
 
 
@@ -177,15 +169,16 @@ def constant(value: Any, dtype: Any) -> Any:
     key = (dtype, type(value), repr(value))  # repr: -0.0 and 0.0, nan
     attrs = _CONSTANTS.get(key)
     if attrs is None:
-        proto = tensor_util.make_tensor_proto(value, dtype=dtype, allow_broadcast=True)
+        proto = tf.make_tensor_proto(value, dtype=dtype, allow_broadcast=True)
         if len(_CONSTANTS) >= _MAX_CONSTANTS:
             _CONSTANTS.clear()
         attrs = _CONSTANTS[key] = (
-            attr_value_pb2.AttrValue(tensor=proto),
-            attr_value_pb2.AttrValue(type=proto.dtype),
+            tf.AttrValue(tensor=proto),
+            tf.AttrValue(type=proto.dtype),
         )
     tensor_attr, dtype_attr = attrs
-    op = g._create_op_internal(
+    op = create_op(
+        g,
         "Const",
         [],
         [dtype_attr.type],

@@ -14,22 +14,19 @@ so what is put aside is exactly what outlives a request: the `with` blocks Julia
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import Any
 
-from devplace import _tf
-from devplace._tf import TraceableStack, variable_scope
+from devplace._tf import (
+    default_graph_stack,
+    default_session_stack,
+    graph_context_switches,
+    graph_scope_stacks,
+    set_graph_scope_stacks,
+    tf,
+    variable_scope_store,
+)
 
 __all__ = ["switch_task"]
-
-#: Per-graph scope stacks: attribute, and how to make the value of a graph no task has a scope
-#: open in.
-_GRAPH_SCOPES: tuple[tuple[str, Callable[[], Any]], ...] = (
-    ("_device_function_stack", TraceableStack),
-    ("_colocation_stack", TraceableStack),
-    ("_control_dependencies_stack", list),
-    ("_name_stack", str),
-)
 
 
 class _TaskState:
@@ -55,9 +52,9 @@ _root_scopes: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 def switch_task(old: int, new: int) -> None:
     """Put Julia task `old`'s TensorFlow scopes aside and install task `new`'s (none open for a
     task not seen before)."""
-    graph_stack = _tf._ops._default_graph_stack
-    switches = _tf._context.context().context_switches
-    sessions = _tf._ops.stack._default_session_stack
+    graph_stack = default_graph_stack()
+    switches = graph_context_switches()
+    sessions = default_session_stack()
     mine = _TaskState()
     # Entering a default graph pushes one context switch; those below the task's are TF's own.
     own = len(switches.stack) - len(graph_stack.stack)
@@ -84,18 +81,12 @@ def switch_task(old: int, new: int) -> None:
         _set_graph_state(graph, theirs.states.get(graph))
 
 
-def _scope_store(graph: Any) -> Any:
-    """The graph's variable scope store, if it has one yet (TF makes it on first use)."""
-    stores = graph.get_collection(variable_scope._VARSCOPESTORE_KEY)
-    return stores[0] if stores else None
-
-
 def _graph_state(graph: Any) -> tuple[Any, ...]:
-    store = _scope_store(graph)
+    store = variable_scope_store(graph)
     scope = store.current_scope if store is not None else None
     if scope is not None and scope.name == "":
         _root_scopes[graph] = scope
-    return (*(getattr(graph, name) for name, _ in _GRAPH_SCOPES), scope)
+    return (*graph_scope_stacks(graph), scope)
 
 
 def _at_rest(state: tuple[Any, ...]) -> bool:
@@ -105,14 +96,11 @@ def _at_rest(state: tuple[Any, ...]) -> bool:
 
 def _set_graph_state(graph: Any, state: tuple[Any, ...] | None) -> None:
     """Install `state` in `graph`; None: the state of a task with no scope open in it."""
-    if state is None:
-        state = (*(make() for _, make in _GRAPH_SCOPES), None)
-    for (name, _), value in zip(_GRAPH_SCOPES, state[:-1], strict=True):
-        setattr(graph, name, value)
-    store = _scope_store(graph)
+    set_graph_scope_stacks(graph, None if state is None else state[:-1])
+    store = variable_scope_store(graph)
     if store is not None:
-        scope = state[-1]
+        scope = None if state is None else state[-1]
         if scope is None:
-            scope = _root_scopes.get(graph) or variable_scope.VariableScope(False)
+            scope = _root_scopes.get(graph) or tf.VariableScope(False)
             _root_scopes[graph] = scope
         store.current_scope = scope

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace._tf import hessian_vector_product, tf
+from devplace._tf import jacobian as tf_jacobian
 from devplace.errors import ArgumentValueError
 
 __all__ = [
@@ -85,16 +86,12 @@ def hessian(ys: Any, xs: Any, **kwargs: Any) -> Any:
 
 def hessian_vector(f: Any, xs: Any, v: Any, **kwargs: Any) -> Any:
     """The Hessian of `f` with respect to `xs`, times `v` (without forming the Hessian)."""
-    from tensorflow.python.ops import gradients_impl
-
     v = tf.convert_to_tensor(v, dtype=xs.dtype.base_dtype)
-    return gradients_impl._hessian_vector_product(f, [xs], [v], **kwargs)[0]
+    return hessian_vector_product(f, [xs], [v], **kwargs)[0]
 
 
 def jacobian(y: Any, x: Any) -> Any:
     """The Jacobian `J[i, j] = dy[i]/dx[j]` of vectors (TF's parallel-for Jacobian)."""
-    from tensorflow.python.ops.parallel_for import gradients as pfor_gradients
-
     if y.shape.rank != 1 or x.shape.rank != 1:
         raise ArgumentValueError(
             "jacobian",
@@ -103,7 +100,7 @@ def jacobian(y: Any, x: Any) -> Any:
             "two vectors",
             "reshape them to vectors first, or use gradients(y, x) for other shapes",
         )
-    return pfor_gradients.jacobian(y, x)
+    return tf_jacobian(y, x)
 
 
 def gradient_magnitude(loss: Any, xs: list[Any]) -> Any:
