@@ -1,5 +1,5 @@
 # devplace: `make demo` runs the colocate demonstration, `make test` runs every test,
-# `make test-fast` the fast tier (no Julia, clusters, notebooks; tests/slow_tests.py).
+# `make test-fast` the fast tier (no Julia, clusters, notebooks: tests marked slow are left out).
 # Both set up what they need first (Python venv with TensorFlow, and Julia for the tests).
 
 PYTHON ?= python3

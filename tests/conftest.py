@@ -13,9 +13,12 @@ import signal
 os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 
 import pytest  # noqa: E402
-from slow_tests import is_slow  # noqa: E402
+from julia_runner import find_julia, first_start  # noqa: E402
 
 import devplace as dp  # noqa: E402
+
+#: tiers: the fast tier's rule (no test there starts a process or a server); pytester: its test.
+pytest_plugins = ("tiers", "pytester")
 
 GPUS = [f"/device:GPU:{i}" for i, _ in enumerate(dp.tf.config.list_physical_devices("GPU"))]
 """The local GPUs, canonical names, in TensorFlow's order."""
@@ -33,11 +36,21 @@ requires_no_gpu = pytest.mark.skipif(
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `slow` the tests slow_tests.py names: `make test-fast` (`-m "not slow"`) skips them."""
-    for item in items:
-        if is_slow(item.path.name, getattr(item, "originalname", item.name)):
-            item.add_marker(pytest.mark.slow)
+def _starts_julia(item: pytest.Item) -> bool:
+    """Is `item` a slow test of a module that runs Julia (through julia_runner or bridge_julia)?"""
+    helpers = vars(getattr(item, "module", None) or object).values()
+    uses = any(getattr(h, "__module__", None) in ("julia_runner", "bridge_julia") for h in helpers)
+    return uses and item.get_closest_marker("slow") is not None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Julia's first start in the session (a cold depot compiles DevPlace: minutes) before the
+    first test, outside every test's deadline, when a test that runs Julia is selected."""
+    if session.config.option.collectonly or not any(map(_starts_julia, session.items)):
+        return
+    julia = find_julia()
+    if julia is not None:
+        first_start(julia)  # a failure is reported by each Julia test (require_julia)
 
 
 def ignore_sigint() -> None:

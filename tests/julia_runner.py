@@ -8,6 +8,7 @@ Without one the tests skip when pytest is run by hand, but fail under `make test
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -17,6 +18,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "julia" / "DevPlace"
+
+#: Julia's first start in a test session may compile DevPlace into a cold depot (minutes on a
+#: busy machine): it gets this bound of its own, apart from every test's deadline.
+FIRST_START_S = 900
 
 #: DevPlace.jl's transports (`ENV["DEVPLACE_TRANSPORT"]`): Python in Julia's own process (the
 #: default), and the isolating host process. Tests of what both must do run under each.
@@ -54,8 +59,28 @@ def find_julia() -> str | None:
     return None
 
 
+@functools.cache
+def first_start(julia: str) -> str | None:
+    """Load DevPlace once in this session (compiling it where the depot is cold), so that no
+    test's deadline pays for that; why it did not load, or None."""
+    try:
+        done = subprocess.run(
+            [julia, f"--project={PROJECT}", "-e", "using DevPlace"],
+            env=julia_env("process"),
+            capture_output=True,
+            text=True,
+            timeout=FIRST_START_S,
+        )
+    except subprocess.TimeoutExpired:
+        return f"`using DevPlace` took over {FIRST_START_S} s (compiling into a cold depot?)"
+    if done.returncode != 0:
+        return f"`using DevPlace` failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
+    return None
+
+
 def require_julia() -> str:
-    """Julia, or skip the test (fail it under CI=true)."""
+    """Julia with DevPlace loaded once in this session (`first_start`), or skip the test (fail
+    it under CI=true)."""
     julia = find_julia()
     if julia is None:
         message = (
@@ -64,6 +89,9 @@ def require_julia() -> str:
         if os.environ.get("DEVPLACE_JULIA") or os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + " (make test and CI=true: the Julia tests must run)")
         pytest.skip(message)
+    failed = first_start(julia)
+    if failed is not None:
+        pytest.fail(failed)
     return julia
 
 

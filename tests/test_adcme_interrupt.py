@@ -15,6 +15,8 @@ import time
 import pytest
 from julia_runner import PROJECT, TRANSPORTS, julia_env, require_julia
 
+pytestmark = pytest.mark.slow
+
 SCRIPT = """
 using DevPlace
 Base.exit_on_sigint(false)

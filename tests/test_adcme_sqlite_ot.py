@@ -126,6 +126,7 @@ sq.execute(db, "INSERT INTO t VALUES (?, ?)", [rows()])
 """
 
 
+@pytest.mark.slow
 def test_a_process_killed_mid_transaction_leaves_the_file_at_its_last_commit(
     tmp_path: Path,
 ) -> None:

@@ -20,7 +20,7 @@ UPSTREAM = REPO / "julia" / "DevPlace" / "test" / "upstream"
 
 # As long as run_julia waits: ADCME's ode.jl (9,001 α-scheme steps, each a sparse solve in the
 # host) takes about 2 minutes on an idle machine and more than 5 on a loaded one.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 EXPECTED_FAILURES = {
     ("optim.jl", "NLopt"): "needs NLopt.jl (Opt, inequality_constraint!), not installable here",

@@ -66,6 +66,7 @@ def test_tf_is_compat_v1_in_tf1_behaviour():
     assert not dp.tf.executing_eagerly()
 
 
+@pytest.mark.slow
 def test_import_leaves_the_heavy_parts_for_first_use():
     heavy = ("devplace.plot", "devplace.autoplacer", "devplace.cluster")
     code = f"import sys, devplace; print(*(m in sys.modules for m in {heavy!r}))"

@@ -215,8 +215,8 @@ def test_place_command_keeps_an_exact_placer_to_its_budget(tmp_path, capsys):
 
 
 # (case id, extra arguments, file content or None for no file, what stderr must contain).
-# Each case starts a process that imports TensorFlow, so the table samples each class once;
-# the API table above holds every case.
+# The table samples each class once (the API table above holds every case): in this process in
+# the fast tier, and each in a fresh process (which imports TensorFlow) in the slow one.
 CLI_CASES = [
     ("budget inf", ["--budget", "inf"], GOOD, ["--budget", "(0, 3600]", "inf"]),
     ("budget 1e9", ["--budget", "1e9"], GOOD, ["--budget", "1e9"]),
@@ -228,13 +228,37 @@ CLI_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
+CLI_TABLE = pytest.mark.parametrize(
     ("extra", "content", "needles"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES]
 )
-def test_place_command_rejects_bad_input_in_one_message(tmp_path, extra, content, needles):
+
+
+def _cli_file(tmp_path: Path, content: object) -> Path:
     path = tmp_path / "cli.json"
     if content is not None:
         path.write_text(json.dumps(content))
+    return path
+
+
+@CLI_TABLE
+def test_place_command_in_process_rejects_bad_input_in_one_message(
+    tmp_path, capsys, extra, content, needles
+):
+    path = _cli_file(tmp_path, content)
+    try:
+        code = main([str(path), *extra])
+    except SystemExit as stop:  # argparse's refusals
+        code = stop.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "Traceback" not in err
+    for needle in needles:
+        assert needle in err
+
+
+@pytest.mark.slow
+@CLI_TABLE
+def test_place_command_rejects_bad_input_in_one_message(tmp_path, extra, content, needles):
+    path = _cli_file(tmp_path, content)
     t0 = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "devplace", "place", str(path), *extra],

@@ -254,6 +254,7 @@ def test_profiles_and_verify_on_a_real_gpu():
     assert placed.strategy == decide(placed.measured_rounds, incumbent)[0]
 
 
+@pytest.mark.slow
 def test_fidelity_script_reports_the_summary_on_the_shared_data():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/placement/fidelity_gpu.py"), str(DATA), "--json"],
@@ -269,6 +270,7 @@ def test_fidelity_script_reports_the_summary_on_the_shared_data():
     assert all(r <= 1 + 1e-9 for r in result["autoplace_vs_best_single"].values())
 
 
+@pytest.mark.slow
 def test_verify_gpu_script_runs_without_a_gpu_too():
     out = subprocess.run(
         [

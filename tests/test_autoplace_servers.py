@@ -61,6 +61,7 @@ def session(cluster):
         yield sess, {x: np.ones([8, 16], np.float32)}, y
 
 
+@pytest.mark.slow
 def test_each_task_is_profiled_where_it_ran(session):
     sess, feed, y = session
     profiles = profile_devices(sess, y, DEVICES, feed, repeat=2)
@@ -71,6 +72,7 @@ def test_each_task_is_profiled_where_it_ran(session):
         assert profiles.time("mm", dev) == profiles.profiles[dev]["mm"]["us"]
 
 
+@pytest.mark.slow
 def test_tasks_of_equal_cores_share_one_profile_and_say_so(session):
     sess, feed, y = session
     profiles = profile_devices(sess, y, DEVICES, feed, repeat=2, cores={T0: 1, T1: 1})
@@ -81,6 +83,7 @@ def test_tasks_of_equal_cores_share_one_profile_and_say_so(session):
     assert sorted(unequal.profiles) == DEVICES and unequal.shared == {}
 
 
+@pytest.mark.slow
 def test_each_profile_is_calibrated_against_its_measured_untraced_step(session):
     sess, feed, y = session
     profiles = profile_devices(sess, y, DEVICES, feed, repeat=2, cores={T0: 1, T1: 1})
@@ -95,6 +98,7 @@ def test_each_profile_is_calibrated_against_its_measured_untraced_step(session):
     assert simulate(problem, [0] * problem.n).makespan == pytest.approx(step, abs=0.05)
 
 
+@pytest.mark.slow
 def test_autoplace_with_a_session_profiles_its_tasks_once_and_caches(session):
     sess, feed, y = session
     first = autoplace({"y": y}, DEVICES, session=sess, feed=feed, strategy="heft")
@@ -144,6 +148,7 @@ def test_equal_tasks_pool_their_profiles_so_noise_cannot_pick_a_split():
         assert kept.profiles == unequal.profiles and notes == []
 
 
+@pytest.mark.slow
 def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):
     sess, feed, y = session
     link = measure_link(sess, T0, DEVICES[1], sizes=(4, 65536), hops=2, runs=3)
@@ -160,6 +165,7 @@ def test_measure_link_fits_the_link_the_cost_model_uses_for_that_pair(session):
     assert problem.compute[x, 1] == pytest.approx(problem.compute[x, 0] + link.time(8 * 16 * 4))
 
 
+@pytest.mark.slow
 def test_the_busy_pair_computes_both_chains_while_tensors_cross_both_ways(cluster):
     """The graph `measure_crossings` times: each task runs its own matmul chain, and each
     crossing tensor is made on one task and read on the other (RunMetadata), its value the
@@ -191,6 +197,7 @@ def test_the_busy_pair_computes_both_chains_while_tensors_cross_both_ways(cluste
     assert all(by_name[op.inputs[0].op.name].outputs[0].shape == (1024,) for op in crossing)
 
 
+@pytest.mark.slow
 def test_measure_crossings_prices_a_crossing_by_the_growth_of_a_busy_step(session):
     """Records: the busy step with no crossing, and per size with `crossings` each way; the
     link is fitted to the growth per crossing. autoplace's links are measured this way."""
@@ -250,6 +257,7 @@ def test_a_busy_step_grows_by_the_link_time_per_crossing_each_way():
             assert step(k, nbytes) - step(0, nbytes) == pytest.approx(k * link.time(nbytes))
 
 
+@pytest.mark.slow
 def test_measure_servers_gives_each_task_its_threads(session):
     sess, _, _ = session
     constants = measure_servers(sess, [T0, T1], runs=3, chains=2)
@@ -262,6 +270,7 @@ def test_measure_servers_gives_each_task_its_threads(session):
     assert 0 <= constants.remote_start_us < 50_000
 
 
+@pytest.mark.slow
 def test_measuring_needs_a_cluster_session_and_two_tasks(session):
     sess, _, _ = session
     with dp.Session(cpus=1) as local, pytest.raises(AutoPlacementError, match="grpc.*hint"):

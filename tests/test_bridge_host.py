@@ -13,6 +13,8 @@ from bridge_vectors import same
 from devplace.bridge import PROTOCOL_VERSION, frames, wire
 from devplace.bridge.wire import Handle, JuliaRef
 
+pytestmark = pytest.mark.slow  # each test starts a host process
+
 pytestmark = pytest.mark.timeout(120)
 
 

@@ -170,6 +170,7 @@ def test_a_run_of_one_fetch_answers_scalars_as_themselves_and_the_rest_as_a_requ
     assert peer.run_fetch(s, ids["f64"]) == 6.0  # the op ran
 
 
+@pytest.mark.slow
 def test_the_module_julia_imports_first_does_not_import_tensorflow() -> None:
     # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves: importing
     # TensorFlow there would bind its LLVM to Julia's, which hangs the process

@@ -14,6 +14,7 @@ import devplace as dp
 from devplace.bridge import julia_semantics as js
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_devplace_jl_suite(tmp_path: Path, transport: str) -> None:

@@ -27,7 +27,7 @@ from devplace.bridge import frames, wire
 from devplace.bridge.transports.host import Host
 from devplace.bridge.wire import JuliaRef
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 def run_stream(data: bytes, max_frame: int = 1 << 20) -> tuple[int, list[tuple[int, int, bytes]]]:

@@ -72,6 +72,7 @@ def leftovers(folder: str, *pids: int) -> list[str]:
     return [f for f in os.listdir(folder) if any(f.startswith(f"devplace-{p}-") for p in pids)]
 
 
+@pytest.mark.slow
 def test_arrays_cross_through_shared_memory_both_ways_and_leave_nothing(tmp_path: Path) -> None:
     julia = JuliaScript(TRANSFERS, tmp_path)
     assert julia.expect("ECHO ") == "true"
@@ -108,6 +109,7 @@ show_pids()
 )
 
 
+@pytest.mark.slow
 def test_run_reads_feeds_in_place_and_callbacks_during_the_run_leave_them_alone(
     tmp_path: Path,
 ) -> None:
@@ -157,6 +159,7 @@ println("AGAIN ", echo(A) == A)
 )
 
 
+@pytest.mark.slow
 def test_arrays_are_copied_out_behind_their_writer_who_may_die(tmp_path: Path) -> None:
     julia = JuliaScript(BEHIND, tmp_path)
     assert julia.expect("HALF ") == "true 101"
@@ -180,6 +183,7 @@ show_pids()
 )
 
 
+@pytest.mark.slow
 def test_without_a_segment_folder_arrays_go_through_the_pipe_said_once(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder"
     julia = JuliaScript(FALLBACK, tmp_path, env={"DEVPLACE_SHM_DIR": str(missing)})
@@ -213,6 +217,7 @@ def require_to_work(command: tuple[str, ...], what: str) -> None:
         pytest.skip(message)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options,outboxes,why",
     [
@@ -253,6 +258,7 @@ sleep(600)
 AFTER = PRELUDE + 'println("ECHO ", echo(A) == A)\nshow_pids()\n'
 
 
+@pytest.mark.slow
 def test_segments_of_killed_processes_are_deleted_by_the_next_start(tmp_path: Path) -> None:
     julia = JuliaScript(KILLED, tmp_path / "first")
     killed, dead_host = julia.expect("KILLED ", timeout=300).split()
@@ -294,6 +300,7 @@ end
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["mid-request", "idle"])
 def test_julia_exiting_after_its_host_was_killed_deletes_the_hosts_outbox(
     tmp_path: Path, when: str
@@ -329,6 +336,7 @@ def in_pid_namespace(forks: int) -> tuple[str, ...]:
     return ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", loop, "sh")
 
 
+@pytest.mark.slow
 def test_sessions_in_other_pid_namespaces_keep_their_outboxes(tmp_path: Path) -> None:
     require_to_work((*in_pid_namespace(1), "true"), "PID namespaces need root and unshare(1)")
     go = tmp_path / "go"
@@ -374,6 +382,7 @@ show_pids()
 )
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_transfer_keeps_the_data_and_leaves_nothing(tmp_path: Path) -> None:
     julia = JuliaScript(INTERRUPTED, tmp_path)
     julia.expect("READY", timeout=300)

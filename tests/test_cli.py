@@ -155,6 +155,7 @@ def test_devices_lists_gpus_with_memory(capsys):
     assert "no GPU: --gpus 0 asked for none" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not dp.tf.test.is_built_with_cuda() or os.path.exists("/proc/driver/nvidia/version"),
     reason="needs TensorFlow's CUDA build on a machine without an NVIDIA driver",
@@ -187,6 +188,7 @@ def test_no_gpu_reasons(case, expected):
         assert f"TensorFlow: {message}" in text
 
 
+@pytest.mark.slow
 def test_help_never_loads_tensorflow():
     code = (
         "import contextlib, io, sys\n"
@@ -242,6 +244,7 @@ def test_an_unknown_option_is_refused_by_its_command_naming_the_closest(
     assert not list(tmp_path.iterdir())  # nothing run, nothing written
 
 
+@pytest.mark.slow
 def test_console_script_runs(traces, tmp_path):
     out = tmp_path / "script.png"
     done = subprocess.run(

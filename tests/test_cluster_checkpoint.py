@@ -8,7 +8,7 @@ import pytest
 import devplace as dp
 from devplace.cluster import Checkpointer, LocalCluster, PeerUnavailableError
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 TARGET = np.array([3.0, -1.0], np.float32)
 

@@ -14,7 +14,7 @@ from conftest import ignore_sigint
 import devplace as dp
 from devplace.cluster import procs, read_state
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 CLI = [sys.executable, "-m", "devplace", "cluster"]
 

@@ -90,6 +90,7 @@ def test_more_cores_than_the_machine_has_are_refused_with_the_numbers():
         LocalCluster(ps=0, workers=1, cores_per_task=0)
 
 
+@pytest.mark.slow
 def test_each_server_runs_only_on_its_own_cores_and_computes():
     with LocalCluster(ps=0, workers=2, cores_per_task=1) as cluster:
         assert cluster.cores == {"worker/0": USABLE[:1], "worker/1": USABLE[1:2]}
@@ -106,6 +107,7 @@ def test_each_server_runs_only_on_its_own_cores_and_computes():
         assert "/job:worker/replica:0/task:0/" in report.actual("a")
 
 
+@pytest.mark.slow
 def test_cluster_up_cores_per_task_pins_each_server(tmp_path):
     state, spec, out = tmp_path / "state.json", tmp_path / "spec.json", tmp_path / "up.out"
     command = [sys.executable, "-m", "devplace", "cluster", "up", "--ps", "0", "--workers", "2"]
@@ -131,6 +133,7 @@ def test_cluster_up_cores_per_task_pins_each_server(tmp_path):
             procs.stop(entry.pid, started=entry.started, grace=5.0)
 
 
+@pytest.mark.slow
 def test_cluster_up_refuses_too_many_cores_at_once(tmp_path):
     n = len(USABLE)
     done = subprocess.run(

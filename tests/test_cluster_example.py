@@ -9,7 +9,7 @@ import pytest
 
 from devplace.cluster import LocalCluster
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 EXAMPLE = EXAMPLES / "cluster_ps_workers.py"

@@ -14,7 +14,7 @@ from devplace.cluster import (
 )
 from devplace.session import REFUSED_WAIT_S
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 TIMEOUT = 4.0
 

@@ -26,7 +26,7 @@ from emulated_hosts import Hosts, ip, unavailable_reason
 import devplace as dp
 from devplace.cluster import ClusterSession, PeerUnavailableError, wait_ready
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 START_S = 150  # a server imports TF; several at once on a busy 2-core machine take a while
 TIMEOUT = 8.0  # the chief's session timeout

@@ -49,6 +49,7 @@ def test_not_started_cluster_says_so():
         _ = LocalCluster().spec
 
 
+@pytest.mark.slow
 def test_a_start_past_its_deadline_names_the_servers_and_leaves_nothing(tmp_path):
     start = time.monotonic()
     with pytest.raises(ClusterStartError, match=r"worker/0 not ready after 0.5 s") as caught:
@@ -58,6 +59,7 @@ def test_a_start_past_its_deadline_names_the_servers_and_leaves_nothing(tmp_path
     assert _processes_mentioning(str(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_nothing_outlives_a_killed_owner_even_a_stopped_server():
     """SIGKILL of the launcher, with ps/0 stopped (SIGSTOP, so its exit-with-parent thread
     cannot run): the reaper kills every server and removes the work folder, within a bound."""
@@ -102,6 +104,7 @@ def test_nothing_outlives_a_killed_owner_even_a_stopped_server():
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_without_a_namespace_it_warns_once_and_isolate_true_refuses(tmp_path):
     """No `nsenter` on PATH: no namespace. The launch falls back with one clear warning;
     isolate=True refuses. Run inside a throwaway namespace where the OS allows it, so the
@@ -174,6 +177,7 @@ print("done", flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["stopped", "killed"])
 def test_open_sessions_never_hold_the_interpreter_when_the_cluster_is_gone(tmp_path, how):
     # Was: TF closed each session at exit by asking its gone master, for the whole timeout

@@ -9,7 +9,7 @@ from conftest import DEFAULT_DEVICE
 import devplace as dp
 from devplace.cluster import LocalCluster, devices, netns
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 PS0 = "/job:ps/replica:0/task:0/device:CPU:0"
 PS1 = "/job:ps/replica:0/task:1/device:CPU:0"

@@ -43,6 +43,7 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_help_shows_the_three_ways_to_name_the_task():
     done = subprocess.run([*CLI, "serve", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
@@ -185,6 +186,7 @@ def test_a_port_in_use_is_refused_naming_its_holder():
     assert "Hint" in said
 
 
+@pytest.mark.slow
 def test_a_server_on_a_port_in_use_names_the_task_the_port_and_a_way_out():
     with socket.create_server(("127.0.0.1", 0)) as holder:
         port = holder.getsockname()[1]
@@ -220,6 +222,7 @@ def _wait_for(path, text, proc, seconds=150):
     return path.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity needs Linux")
 @pytest.mark.parametrize(
     ("stop", "preexec"),
@@ -272,6 +275,7 @@ def test_serve_on_loopback_pins_answers_and_stops_cleanly(tmp_path, stop, preexe
     assert caught.value.tasks == ["/job:worker/task:0"]
 
 
+@pytest.mark.slow
 def test_cluster_wait_names_the_tasks_that_do_not_answer(tmp_path):
     port = _free_port()
     with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers HTTP/2
@@ -288,6 +292,7 @@ def test_cluster_wait_names_the_tasks_that_do_not_answer(tmp_path):
     assert f"/job:worker/task:0 at {spec['worker'][0]} is silent" in done.stderr
 
 
+@pytest.mark.slow
 def test_serve_wait_names_the_tasks_that_never_answer_and_stops(tmp_path):
     spec = {"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]}
     done = subprocess.run(

@@ -140,12 +140,14 @@ def test_probe_tells_gone_from_silent_from_not_grpc():
     assert found.state != ALIVE
 
 
+@pytest.mark.slow
 def test_netns_support_is_reported_with_a_reason():
     ok, reason = netns.supported()
     assert isinstance(ok, bool)
     assert ok or reason
 
 
+@pytest.mark.slow
 def test_state_file_stops_its_processes_by_pid(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -167,6 +169,7 @@ def test_state_file_stops_its_processes_by_pid(tmp_path):
         sleeper.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_state_file_leaves_a_reused_pid_alone(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

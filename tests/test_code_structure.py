@@ -1,5 +1,6 @@
 """The house rules of the Python package, read from its source with `ast`: no import circles
-between devplace's modules, and no function longer than 60 lines.
+between devplace's modules, and no function longer than 60 lines; the same length rule for the
+Julia package's functions and macros (read by their indentation: `end` under the `function`).
 
 An import counts wherever it is written (at the top, or inside a function, where it only
 delays the circle), except under `if TYPE_CHECKING:` and one edge: a Jupyter display hook
@@ -10,9 +11,11 @@ when it draws a picture, `devplace.plot`; any other import inside a hook counts.
 """
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "devplace"
+JULIA_SOURCE = PACKAGE.parent.parent / "julia" / "DevPlace" / "src"
 MAX_FUNCTION_LINES = 60
 
 
@@ -148,5 +151,40 @@ def test_no_function_longer_than_60_lines():
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == [], "split these into named steps"
+
+
+#: A Julia function or macro's first line (`function f(...)`, `@inline function f`, `macro m`).
+_JULIA_DEFINITION = re.compile(r"^(\s*)(?:@\w+\s+)*(?:function|macro)\s+([^\s(]+)(.*)$")
+
+
+def julia_function_lengths(text: str) -> list[tuple[int, str, int]]:
+    """Each multi-line function and macro of Julia source `text`: first line, name and lines,
+    to the `end` at its own indentation (the Julia files keep that layout)."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        match = _JULIA_DEFINITION.match(line)
+        if match is None or re.search(r"\bend\s*(#.*)?$", match.group(3)):
+            continue  # `function f end`, one-line bodies
+        closing = re.compile(re.escape(match.group(1)) + r"end\b")
+        last = next(j for j in range(i + 1, len(lines)) if closing.match(lines[j]))
+        found.append((i + 1, match.group(2), last - i + 1))
+    return found
+
+
+def test_julia_function_lengths_are_read_to_their_end():
+    text = "function f(x)\n    if x\n        1\n    end\nend\nfunction g end\n"
+    text += "@inline function h()\n    2\nend\nmacro m(ex)\n    esc(ex)\nend\n"
+    assert julia_function_lengths(text) == [(1, "f", 5), (7, "h", 3), (10, "m", 3)]
+
+
+def test_no_julia_function_longer_than_60_lines():
+    long = [
+        f"{path.relative_to(JULIA_SOURCE)}:{line} {name} ({length} lines)"
+        for path in sorted(JULIA_SOURCE.rglob("*.jl"))
+        for line, name, length in julia_function_lengths(path.read_text(encoding="utf-8"))
+        if length > MAX_FUNCTION_LINES
     ]
     assert long == [], "split these into named steps"

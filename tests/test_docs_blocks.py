@@ -26,6 +26,8 @@ import pytest
 from julia_runner import REPO, run_julia
 from markdown_it import MarkdownIt
 
+pytestmark = pytest.mark.slow
+
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LANGUAGES = ("python", "julia")
 NOT_RUN = re.compile(r"#\s*not run:\s*(?P<reason>.+)")

@@ -58,6 +58,7 @@ def make_commands(target: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_the_julia_section_starts_with_the_command_that_provides_its_julia():
     julia = README.split("## Julia", 1)[1].split("\n## ", 1)[0]
     first = shell_blocks(julia)[0].splitlines()

@@ -14,7 +14,7 @@ from test_examples_python import TF1_CHAPTER12
 
 from devplace.trace import read_trace
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 EXAMPLES = sorted((REPO / "examples" / "julia").glob("*.jl"))
 

@@ -11,6 +11,8 @@ from conftest import HAS_GPU
 
 from devplace.trace import read_trace
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 
 # What the chapter-12 program prints, the same from Python and from Julia (its twin).

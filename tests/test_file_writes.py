@@ -88,6 +88,7 @@ def test_the_commands_report_a_full_disk_in_one_line(tmp_path, capsys):
         assert err.count("\n") == 1 and "No space left on device" in err and FULL in err
 
 
+@pytest.mark.slow
 def test_a_device_or_a_pipe_is_written_in_place(written, tmp_path):
     profile, _ = written
     assert dp.save_profile(os.devnull, profile) == os.devnull

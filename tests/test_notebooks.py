@@ -26,6 +26,8 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "examples" / "notebooks"
 SERVER_START_S = 90

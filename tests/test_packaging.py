@@ -20,7 +20,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ["bert-l3-operators.json", "bert24-layers.json", "resnet50-layers.json"]
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")

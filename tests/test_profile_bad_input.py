@@ -107,6 +107,7 @@ def run_cli(*argv, timeout=120, stdin=None):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, content, problem",
     [c for c in BAD_TRACES if c[0] in CLI_CASES],
@@ -122,6 +123,7 @@ def test_the_command_refuses_bad_traces_in_one_line(tmp_path, name, content, pro
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_endless_input_is_refused_after_the_size_limit():
     done = run_cli("profile", "show", "/dev/zero", "-o", "/tmp/never.png", timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
@@ -195,6 +197,7 @@ def test_unusable_picture_paths_get_one_line_naming_them(tmp_path, capsys, out, 
     assert not os.path.exists(target)
 
 
+@pytest.mark.slow
 def test_the_command_names_an_unsupported_format(tmp_path):
     trace = tmp_path / "good.json"
     trace.write_text(json.dumps(hand_trace()))

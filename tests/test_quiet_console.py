@@ -17,6 +17,8 @@ import pytest
 from conftest import GPUS, HAS_GPU
 from julia_runner import REPO, TRANSPORTS, run_julia
 
+pytestmark = pytest.mark.slow
+
 # absl's prefix ("I0000 00:00:1795461485.725425    6349 profiler_session.cc:117] "), its
 # pre-InitializeLog banner, and cpu_feature_guard's unprefixed second line.
 TF_LOG = re.compile(

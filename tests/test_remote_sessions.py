@@ -24,7 +24,7 @@ from devplace.cluster import LocalCluster
 from devplace.plot import profile_figure
 from devplace.trace import Fetch, read_trace
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 tf = dp.tf
 PS0, PS1 = (f"/job:ps/replica:0/task:{i}/device:CPU:0" for i in (0, 1))

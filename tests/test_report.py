@@ -33,6 +33,7 @@ def session(server, remote):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "remote"])
 @pytest.mark.parametrize("device", FAR)
 def test_a_fetch_to_the_client_is_no_transfer(server, device, remote, tmp_path):
@@ -57,6 +58,7 @@ def test_a_fetch_to_the_client_is_no_transfer(server, device, remote, tmp_path):
     assert line in " ".join(fig.axes[0].get_title().split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "remote"])
 @pytest.mark.parametrize("device", FAR)
 def test_a_fetched_tensor_another_device_reads_is_one_transfer(server, device, remote):

@@ -165,6 +165,7 @@ def test_session_html_lists_its_devices(session):
         assert device in html
 
 
+@pytest.mark.slow
 def test_local_cluster_html_lists_tasks_and_addresses():
     cluster = LocalCluster(ps=1, workers=1, start_timeout=120)
     assert "not started" in cluster._repr_html_()

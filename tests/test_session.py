@@ -265,6 +265,7 @@ MEMORY_WARNINGS = """
 """
 
 
+@pytest.mark.slow
 def test_gpu_memory_options_a_later_session_cannot_get_warn_once_naming_both():
     lines = run_python(MEMORY_WARNINGS)
     assert len(lines) == 1, lines
@@ -274,6 +275,7 @@ def test_gpu_memory_options_a_later_session_cannot_get_warn_once_naming_both():
     assert "Hint:" in lines[0]
 
 
+@pytest.mark.slow
 def test_tf_force_gpu_allow_growth_overrides_allow_growth_and_the_warning_says_so():
     script = """
         import warnings

@@ -103,6 +103,7 @@ def served_metadata(url, run, tag):
     return text_format.Parse(text, dp.tf.RunMetadata())
 
 
+@pytest.mark.slow
 def test_graph_served_has_each_ops_actual_and_requested_device(written, board):
     log, graph, _ = written
     served = served_graph(board, "live")
@@ -114,6 +115,7 @@ def test_graph_served_has_each_ops_actual_and_requested_device(written, board):
     assert len({nodes[op.name].device for op in log.placement.ops}) == 2  # the pin is real
 
 
+@pytest.mark.slow
 def test_run_metadata_served_is_the_traced_runs(written, board):
     log = written[0]
     info = json.loads(get(f"{board}/data/plugin/graphs/info"))
@@ -130,6 +132,7 @@ def test_run_metadata_served_is_the_traced_runs(written, board):
         assert durations[(op.actual, op.name)] == pytest.approx(stats[op.name].duration_us)
 
 
+@pytest.mark.slow
 def test_saved_profile_served_has_its_ops_devices_edges_and_times(written, board):
     saved = read_trace(written[2])
     graph = {node.name: node for node in served_graph(board, "saved").node}
@@ -255,6 +258,7 @@ def _until(browser, expression, done, seconds=90):
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
     reason="no headless Chromium (Debian's `chromium`) on PATH; .ci/run installs it",

@@ -269,6 +269,7 @@ def test_removed_modules_say_what_replaced_them(name, replacement):
     assert not isinstance(other.value, dp.Error)
 
 
+@pytest.mark.slow
 def test_tf_keras_loads_on_first_touch_and_leaves_tf_keras_alone():
     code = (
         "import sys, devplace as dp\n"

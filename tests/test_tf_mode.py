@@ -18,6 +18,7 @@ def python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_first_use_switches_to_graph_mode_and_eager_calls_say_why():
     done = python(
         "import devplace as dp, tensorflow as tf\n"
@@ -44,6 +45,7 @@ def test_eager_error_is_a_devplace_error_and_an_attribute_error():
     assert getattr(t, "numpy", None) is None
 
 
+@pytest.mark.slow
 def test_eager_code_run_before_the_switch_gets_a_warning():
     done = python(
         "import warnings, devplace as dp, tensorflow as tf\n"
@@ -59,6 +61,7 @@ def test_eager_code_run_before_the_switch_gets_a_warning():
     assert "eager TensorFlow code already ran" in warned and "graph mode" in warned
 
 
+@pytest.mark.slow
 def test_import_prints_no_load_noise():
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     done = subprocess.run(
@@ -82,6 +85,7 @@ def test_gpu_messages_keep_tensorflows_reason_for_no_gpu():
     assert not any(m.startswith(("I0000", "E0000")) for m in GPU_MESSAGES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "first_use", ["dp.constant(1.0)", "dp.Session()", "from devplace import tf"]
 )

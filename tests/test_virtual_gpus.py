@@ -164,6 +164,7 @@ def test_devices_command_refuses_a_malformed_request(capsys):
     )
 
 
+@pytest.mark.slow
 def test_a_later_different_request_warns_once_naming_both():
     # configs carrying virtual devices: TF's CPU build ignores them, a GPU build obeys; the
     # second asks for GPU:0 only, which the first created, so it works on both
