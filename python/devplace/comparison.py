@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from devplace.devices import parse_device
 from devplace.formatting import format_bytes, format_time
+from devplace.printed import Printed
 from devplace.trace import Trace, read_trace
 
 __all__ = [
@@ -43,7 +44,7 @@ def caveat_lines(devices: list[str] | tuple[str, ...], width: int = 100) -> list
     return textwrap.wrap(f"Note: {LOGICAL_CPU_CAVEAT}.", width) if logical_cpus(devices) else []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ProfileSummary:
     """One profile's headline numbers (times in µs, bytes None when the trace lacks them);
     `kernel_busy_us` and `copy_busy_us` hold the GPUs' kernel and copy streams."""
@@ -59,6 +60,12 @@ class ProfileSummary:
     op_counts: dict[str, int] = field(default_factory=dict)
     kernel_busy_us: dict[str, float] = field(default_factory=dict)
     copy_busy_us: dict[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"ProfileSummary({self.label!r}: {self.op_count} ops on {len(self.devices)} devices, "
+            f"makespan {format_time(self.makespan_us)}, {self.transfer_count} transfers)"
+        )
 
     @classmethod
     def of(cls, trace: Trace, label: str) -> ProfileSummary:
@@ -78,8 +85,8 @@ class ProfileSummary:
         )
 
 
-@dataclass(frozen=True)
-class Comparison:
+@dataclass(frozen=True, repr=False)
+class Comparison(Printed):
     """Two profiles side by side; `table()` prints them, `to_dict()` exports them."""
 
     a: ProfileSummary
@@ -124,6 +131,13 @@ class Comparison:
         return "\n".join([table, *self.notes()])
 
     __str__ = table
+
+    def __repr__(self) -> str:
+        return (
+            f"Comparison({self.a.label!r} vs {self.b.label!r}: makespan "
+            f"{format_time(self.a.makespan_us)} vs {format_time(self.b.makespan_us)}, "
+            f"transfers {self.a.transfer_count} vs {self.b.transfer_count})"
+        )
 
     def notes(self, width: int = 100) -> list[str]:
         """The notes that apply under the table (unknown sizes, the logical-CPU caveat), each

@@ -18,6 +18,8 @@ from typing import Any
 from devplace.atomic import replace_file
 from devplace.errors import ArgumentValueError, Error
 from devplace.feeds import accepts_feed_dict
+from devplace.formatting import format_time, plural
+from devplace.printed import Printed, short, trace_table
 from devplace.session import check_session
 from devplace.trace import TraceOp
 from devplace.traced import TracedRun
@@ -33,8 +35,8 @@ class NoProfileError(Error, RuntimeError):
     """`save_profile` was called before any `run_profile`."""
 
 
-@dataclass
-class Profile:
+@dataclass(repr=False)
+class Profile(Printed):
     """The result of `run_profile`: the traced run with the median step time (`run`), per-op
     statistics (medians over all traced runs) and the step times."""
 
@@ -66,6 +68,17 @@ class Profile:
         with replace_file(path) as f:
             json.dump(self.trace, f)
         return path
+
+    def __repr__(self) -> str:
+        return (
+            f"Profile({plural(len(self.op_stats), 'op')}, step {format_time(self.step_time_us)}, "
+            f"{plural(self.runs, 'run')}, values {short(self.values)})"
+        )
+
+    def __str__(self) -> str:
+        return f"run_profile: median of {plural(self.runs, 'traced run')}, " + trace_table(
+            self.run.trace, "op_stats"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from devplace.notebook import picture_bundle

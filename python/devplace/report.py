@@ -21,6 +21,7 @@ from devplace.atomic import write_text
 from devplace.devices import DeviceSpecError, matches
 from devplace.errors import Error
 from devplace.formatting import fetched_line, format_bytes, plural
+from devplace.printed import MAX_NAMES, MAX_ROWS, Printed, devices_line, more, names
 from devplace.trace import Fetch, Transfer
 
 __all__ = [
@@ -63,8 +64,8 @@ class OpPlacement:
             return True
 
 
-@dataclass
-class PlacementReport:
+@dataclass(repr=False)
+class PlacementReport(Printed):
     """The placement of every op that ran for some fetches, the transfers it caused, and the
     tensors fetched to the client (`fetched`: no transfers, whatever device they come from)."""
 
@@ -167,8 +168,15 @@ class PlacementReport:
             write_text(path, text)
         return text
 
-    def table(self) -> str:
-        """A plain-text table: op, type, requested, actual, then a transfers summary."""
+    def __repr__(self) -> str:
+        return (
+            f"PlacementReport({plural(len(self.ops), 'op')} on {devices_line(self.devices)}, "
+            f"{plural(self.transfer_count, 'transfer')}, {plural(self.transfer_bytes, 'byte')})"
+        )
+
+    def table(self, limit: int | None = MAX_ROWS) -> str:
+        """A plain-text table: op, type, requested, actual (the first `limit` ops, None for
+        all), then a transfers summary."""
         count, _ = self.sent_per_op()
         rows = [
             (
@@ -178,14 +186,15 @@ class PlacementReport:
                 op.actual + (" *" if op.moved else ""),
                 str(count[op.name] or ""),
             )
-            for op in self.ops
+            for op in self.ops[:limit]
         ]
         lines = [
             tabulate(
                 rows,
                 headers=("op", "type", "requested", "actual", "transfers out"),
                 disable_numparse=True,
-            )
+            ),
+            *more(len(self.ops), len(rows), "op", "to_csv()"),
         ]
         control = sum(t.control for t in self.transfers)
         moved = plural(len(self.moved), "op")
@@ -196,11 +205,16 @@ class PlacementReport:
             + (f"; {moved} (*) ran elsewhere than requested" if self.moved else "")
         )
         if self.transfers:
-            lines.append(self.transfers_table())
+            lines.append(
+                self.transfers_table(len(self.transfers) if limit is None else MAX_TRANSFER_ROWS)
+            )
         if self.fetched:
             lines.append(fetched_line(self.fetched))
         if self.optimized_away:
-            lines.append(f"optimized away by TF: {', '.join(self.optimized_away)}")
+            away = self.optimized_away
+            lines.append(
+                f"optimized away by TF: {names(away, len(away) if limit is None else MAX_NAMES)}"
+            )
         return "\n".join(lines)
 
     __str__ = table

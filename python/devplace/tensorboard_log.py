@@ -32,6 +32,7 @@ from devplace._tf import tf
 from devplace.errors import ArgumentValueError
 from devplace.feeds import accepts_feed_dict
 from devplace.formatting import plural
+from devplace.printed import Printed
 from devplace.report import PlacementReport
 from devplace.session import check_session
 from devplace.trace import Trace, TraceOp, read_trace
@@ -59,7 +60,7 @@ _RUNTIME_NAME = re.compile(r"/_\d+$")  # an op the runtime made, named after ano
 
 
 @dataclass(frozen=True)
-class TensorBoardLog:
+class TensorBoardLog(Printed):
     """What `tensorboard` wrote: the event file in `logdir`, the run metadata's `tag`, the
     traced run (`run`: its values, `RunMetadata`, timeline picture) and its placement (as
     `dp.placement` reports it)."""
@@ -74,6 +75,9 @@ class TensorBoardLog:
     def command(self) -> str:
         """The command that shows it: `tensorboard --logdir LOGDIR`."""
         return f"tensorboard --logdir {self.logdir}"
+
+    def __repr__(self) -> str:
+        return f"TensorBoardLog({self.events_file!r}, tag {self.tag!r}, {self.placement!r})"
 
     def __str__(self) -> str:
         ops, devices = len(self.placement.ops), len(self.placement.devices)

@@ -256,6 +256,16 @@ class Trace:
             return None
         return sum(t.bytes or 0 for t in self.transfers)
 
+    def __repr__(self) -> str:
+        from devplace.printed import trace_line
+
+        return trace_line("Trace", self, f"{self.source!r}, ")
+
+    def __str__(self) -> str:
+        from devplace.printed import trace_table
+
+        return f"trace {self.source!r}: " + trace_table(self, "ops")
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from devplace.notebook import picture_bundle
 

@@ -26,6 +26,7 @@ from devplace._tf import chrome_trace, tf
 from devplace.devices import split_lane
 from devplace.errors import Error
 from devplace.feeds import accepts_feed_dict
+from devplace.printed import Printed, trace_line, trace_table
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
@@ -43,8 +44,8 @@ class TraceBusyError(Error, RuntimeError):
     """Another thread's traced run (run_profile, placement) did not finish in time."""
 
 
-@dataclass
-class TracedRun:
+@dataclass(repr=False)
+class TracedRun(Printed):
     """What one traced run returned (`values`) and recorded (`run_metadata`), with the
     `graph` and `fetches` it ran and the names of the tensors it was `fed`; its facts are
     `trace`, everything else a view."""
@@ -147,6 +148,12 @@ class TracedRun:
             e for e in events if e.get("ph") != "M" or e.get("pid") in pids
         ] + threads
         return trace
+
+    def __repr__(self) -> str:
+        return trace_line("TracedRun", self.trace)
+
+    def __str__(self) -> str:
+        return "traced run: " + trace_table(self.trace, "op_stats()")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from devplace.notebook import picture_bundle

@@ -22,13 +22,14 @@ from devplace.autoplacer.strategies import Choice, choose, near_groupings
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
 from devplace.feeds import accepts_feed_dict
-from devplace.formatting import plural
+from devplace.formatting import format_time, plural
+from devplace.printed import Printed, devices_line
 
 __all__ = ["AutoPlacement", "autoplace"]
 
 
-@dataclass
-class AutoPlacement:
+@dataclass(repr=False)
+class AutoPlacement(Printed):
     """Where each op goes, with the simulator's predicted step time (µs for TF graphs).
 
     `single_device`: predicted step time of everything on each device (ops it cannot run
@@ -109,8 +110,17 @@ class AutoPlacement:
             self.verdict.reason if self.verdict is not None else "",
         )
 
+    def _facts(self) -> str:
+        return (
+            f"{plural(len(self), 'op')} on {devices_line(self.devices.values())}, "
+            f"predicted step {format_time(self.predicted_step_time)}, strategy {self.strategy!r}"
+        )
+
     def __repr__(self) -> str:
-        return f"AutoPlacement of {plural(len(self.devices), 'op')} by {self.explain()}"
+        return f"AutoPlacement({self._facts()})"
+
+    def __str__(self) -> str:
+        return f"autoplace: {self._facts()}\n{self.explain()}"
 
     def __getitem__(self, op_name: str) -> str:
         """The device chosen for the op named `op_name`."""

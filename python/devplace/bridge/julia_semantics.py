@@ -28,9 +28,8 @@ import devplace as dp
 from devplace._tf import tf
 from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
-from devplace.formatting import format_time, plural
-from devplace.profile import Profile
-from devplace.report import PlacementReport
+from devplace.printed import Printed, short
+from devplace.trace import Trace
 
 __all__ = [
     "BINARY",
@@ -149,7 +148,7 @@ def mul(a: Any, b: Any) -> Any:
     if ra is None or rb is None:
         raise ValueError(
             "`*` needs the ranks of both sides (matrix product or elementwise?), got "
-            f"{_short(a)} and {_short(b)}; hint: give the placeholder a shape, or use .*"
+            f"{short(a)} and {short(b)}; hint: give the placeholder a shape, or use .*"
         )
     if ra == 0 or rb == 0 or ra == rb == 1:
         return BINARY["*"](a, b)
@@ -399,41 +398,19 @@ def run_profile(sess: Any, fetches: Any, feed: Any = None, **kwargs: Any) -> Any
     return typed(fetches, dp.run_profile(sess, fetches, feed, **kwargs).values)
 
 
-def _short(x: Any, limit: int = 60) -> str:
-    text = " ".join(repr(x).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _devices(devices: Sequence[str]) -> str:
-    return ", ".join(sorted(set(devices))) or "no device"
-
-
 def summary(obj: Any) -> str:
-    """One line for Julia's `show(io, x)` (and `repr`): never a dump of a trace or a table."""
-    if isinstance(obj, PlacementReport):
-        return (
-            f"PlacementReport({plural(len(obj.ops), 'op')} on {_devices(obj.devices)}, "
-            f"{plural(obj.transfer_count, 'transfer')}, {plural(obj.transfer_bytes, 'byte')})"
-        )
-    if isinstance(obj, Profile):
-        return (
-            f"Profile({plural(len(obj.op_stats), 'op')}, step {format_time(obj.step_time_us)}, "
-            f"{plural(obj.runs, 'run')}, values {_short(obj.values)})"
-        )
+    """One line for Julia's `show(io, x)` (and `repr`): Python's `repr` (one line for every
+    devplace result), never a dump of a trace or a table."""
     if isinstance(obj, dp.Device):
         return f"Device({str(obj)!r})"
-    if type(obj).__name__ == "AutoPlacement" and hasattr(obj, "predicted_step_time"):
-        return (
-            f"AutoPlacement({plural(len(obj), 'op')} on {_devices(obj.devices.values())}, "
-            f"predicted step {format_time(obj.predicted_step_time)}, strategy {obj.strategy!r})"
-        )
     return repr(obj)
 
 
 def display(obj: Any) -> str:
-    """What Julia's REPL shows (`text/plain`): a placement report's table, else `summary`."""
-    if isinstance(obj, PlacementReport):
-        return f"{summary(obj)}\n{obj.table()}"
+    """What Julia's REPL shows (`text/plain`): a devplace result's one line, then what Python's
+    `print` shows (its bounded table); else `summary`."""
+    if isinstance(obj, (Printed, Trace)):  # Trace: a plain dataclass with the same two
+        return f"{summary(obj)}\n{obj}"
     return summary(obj)
 
 
