@@ -229,7 +229,7 @@ def test_verify_measures_the_candidates_and_returns_the_fastest():
     assert placed.verdict is not None and placed.verdict.incumbent == incumbent
     assert placed.notes[-2] == placed.verdict.reason
     assert (f"kept {incumbent}" if placed.strategy == incumbent else "chose") in placed.notes[-2]
-    assert placed.verdict.reason in placed.explain() and placed.explain() in repr(placed)
+    assert placed.verdict.reason in placed.explain() and placed.explain() in str(placed)
     if placed.strategy.startswith("single:"):
         assert set(placed.devices.values()) == {placed.strategy.removeprefix("single:")}
     assert [op.device for op in graph.get_operations()] == before
