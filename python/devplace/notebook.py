@@ -97,7 +97,7 @@ def placement_html(report: Any) -> str:
     sent, _ = report.sent_per_op()
     rows = [
         _cell(op.name)
-        + _cell(op.op_type)
+        + _cell(op.type_shown)
         + _cell(op.requested or "-")
         + _cell(op.actual + (" *" if op.moved else ""), colors[op.actual])
         + _cell(sent[op.name] or "")

@@ -46,17 +46,24 @@ class OpNotRunError(Error, KeyError):
 
 @dataclass(frozen=True)
 class OpPlacement:
-    """Where one op was asked to run and where it ran."""
+    """Where one op was asked to run and where it ran; a `fed` op (a fed placeholder) did not
+    run: the feed took its place, on the device `actual`."""
 
     name: str
     op_type: str
     requested: str
     actual: str
+    fed: bool = False
+
+    @property
+    def type_shown(self) -> str:
+        """The op's type as the views show it: `Placeholder (fed)` for a fed op."""
+        return f"{self.op_type} (fed)" if self.fed else self.op_type
 
     @property
     def moved(self) -> bool:
         """True when the runtime put the op somewhere other than its (partial) request."""
-        if not self.requested:
+        if not self.requested or self.fed:
             return False
         try:
             return not matches(self.requested, self.actual)
@@ -181,7 +188,7 @@ class PlacementReport(Printed):
         rows = [
             (
                 op.name,
-                op.op_type,
+                op.type_shown,
                 op.requested or "-",
                 op.actual + (" *" if op.moved else ""),
                 str(count[op.name] or ""),

@@ -16,6 +16,7 @@ lock: a traced run waits for one in another thread, at most `TRACE_WAIT_S` secon
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -38,6 +39,8 @@ TRACE_WAIT_S = 300.0
 _TRACE_LOCK = threading.Lock()
 _PLURAL = {"kernel": "kernels", "copy": "copies"}
 _RUNTIME_OPS = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv", "_Retval", "_Arg"})
+#: The node the runtime makes for a fed tensor: `_arg_<op>_<output>_<place among the feeds>`.
+_FED_ARG = re.compile(r"_arg_(?P<op>.+)_(?P<output>\d+)_\d+")
 
 
 class TraceBusyError(Error, RuntimeError):
@@ -75,9 +78,20 @@ class TracedRun(Printed):
         return cls(values, metadata, sess.graph, fetches, fed)
 
     @cached_property
+    def _fed_args(self) -> dict[str, str]:
+        """Each node the runtime made for a fed tensor -> that tensor, as the user names it."""
+        return {
+            node.name: f"{found['op']}:{found['output']}"
+            for partition in self.run_metadata.partition_graphs
+            for node in partition.node
+            if node.op == "_Arg" and (found := _FED_ARG.fullmatch(node.name))
+        }
+
+    @cached_property
     def trace(self) -> Trace:
-        """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`)."""
-        transfers, fetched = _crossings(self.run_metadata, self.graph)
+        """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`);
+        fed tensors by the user's names (`x:0`), not the runtime's (`_arg_x_0_1:0`)."""
+        transfers, fetched = _crossings(self.run_metadata, self.graph, self._fed_args)
         return read_trace(self._timeline, transfers=transfers, fetched=fetched)
 
     @property
@@ -103,8 +117,11 @@ class TracedRun(Printed):
         """Where every op ran (from the partition graphs) and what crossed devices."""
         ops: list[OpPlacement] = []
         ran: set[str] = set()
+        fed: dict[str, str] = {}  # fed op -> the device its feed came in on
         for partition in self.run_metadata.partition_graphs:
             for node in partition.node:
+                if node.name in self._fed_args:
+                    fed[self._fed_args[node.name].split(":")[0]] = split_lane(node.device)[0]
                 if node.op in _RUNTIME_OPS:
                     continue
                 try:
@@ -113,6 +130,10 @@ class TracedRun(Printed):
                     continue  # made by the runtime (e.g. the constant behind a control edge)
                 ran.add(node.name)
                 ops.append(OpPlacement(node.name, node.op, requested, split_lane(node.device)[0]))
+        for name, device in fed.items():
+            if name not in ran:  # else another output of the op was computed: it ran
+                op = self.graph.get_operation_by_name(name)
+                ops.append(OpPlacement(name, op.type, op.device, device, fed=True))
         wanted = _closure(_fetch_ops(self.graph, self.fetches), self.fed)
         ops.sort(key=lambda op: op.name)
         return PlacementReport(ops, self.transfers, sorted(wanted - ran), self.fetched)
@@ -237,13 +258,16 @@ def _is_fetch(node: Any) -> bool:
     return node.op == "_Retval" or (node.op == "_Send" and node.attr["client_terminated"].b)
 
 
-def _crossings(metadata: Any, graph: Any) -> tuple[list[Transfer], list[Fetch]]:
+def _crossings(
+    metadata: Any, graph: Any, fed: dict[str, str]
+) -> tuple[list[Transfer], list[Fetch]]:
     """The tensors that crossed devices, and those fetched to the client.
 
     A transfer is a `_Send` of the partition graphs whose `_Recv` is in another partition. One
     rule for a fetch, in process and remote: its tensor comes from the device that made it, and
     the pair that brings it to the client's device (GPU:0 to CPU:0 in process, a worker to the
-    master remotely), read by nothing but the fetch, is the fetch, not a transfer.
+    master remotely), read by nothing but the fetch, is the fetch, not a transfer. A fed
+    tensor (its node in `fed`) is named as the user's tensor.
     """
     sizes = _output_sizes(metadata)
     nodes = {node.name: node for p in metadata.partition_graphs for node in p.node}
@@ -263,7 +287,7 @@ def _crossings(metadata: Any, graph: Any) -> tuple[list[Transfer], list[Fetch]]:
         if edge is None or edge not in receivers or edge[1] == edge[2]:
             continue
         source = node.input[0]
-        tensor = source if ":" in source else f"{source}:0"
+        tensor = fed.get(source) or (source if ":" in source else f"{source}:0")
         read = readers[receivers[edge]]
         hop = bool(read) and all(_is_fetch(r) for r in read)
         arrived[receivers[edge]] = (tensor, split_lane(edge[1 if hop else 2])[0])
@@ -277,19 +301,24 @@ def _crossings(metadata: Any, graph: Any) -> tuple[list[Transfer], list[Fetch]]:
                 destination=split_lane(edge[2])[0],
                 bytes=0 if control else _tensor_bytes(graph, source, sizes),
                 control=control,
-                consumers=tuple(r.name for r in read if not _is_fetch(r)),
+                consumers=tuple(dict.fromkeys(r.name for r in read if not _is_fetch(r))),
             )
         )
-    fetched = [_fetch(n, arrived, graph, sizes) for n in nodes.values() if _is_fetch(n)]
+    fetched = [_fetch(n, arrived, graph, sizes, fed) for n in nodes.values() if _is_fetch(n)]
     return found, sorted(fetched, key=lambda f: (f.tensor, f.device))
 
 
 def _fetch(
-    node: Any, arrived: dict[str, tuple[str, str]], graph: Any, sizes: dict[str, list[int]]
+    node: Any,
+    arrived: dict[str, tuple[str, str]],
+    graph: Any,
+    sizes: dict[str, list[int]],
+    fed: dict[str, str],
 ) -> Fetch:
     """What `node`, a fetch's end, hands the client, and the device it comes from."""
     source = node.input[0]
     tensor, device = arrived.get(source.split(":")[0], (source, split_lane(node.device)[0]))
+    tensor = fed.get(tensor.split(":")[0], tensor)
     if node.op == "_Send":  # remote: the edge names the graph's tensor (not a runtime copy)
         tensor = node.attr["tensor_name"].s.decode()
     elif ":" not in tensor:
