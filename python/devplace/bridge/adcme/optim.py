@@ -10,12 +10,14 @@ the best values so far.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import scipy.optimize
+from threadpoolctl import ThreadpoolController
 
 from devplace._tf import tf
 from devplace.errors import ArgumentValueError
@@ -199,24 +201,35 @@ class ScipyOptimizerInterface(PackedProblem):
                 step_callback(accepted[0])
 
         try:
-            result = scipy.optimize.minimize(
-                loss_and_grad,
-                x0,
-                jac=True,
-                method=method,
-                bounds=self._scipy_bounds() if method in BOUNDED_METHODS else None,
-                constraints=self._scipy_constraints(session, feed_dict)
-                if method in CONSTRAINED_METHODS
-                else (),
-                callback=on_step,
-                options=options,
-                **scipy_kwargs,
-            )
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                result = scipy.optimize.minimize(
+                    loss_and_grad,
+                    x0,
+                    jac=True,
+                    method=method,
+                    bounds=self._scipy_bounds() if method in BOUNDED_METHODS else None,
+                    constraints=self._scipy_constraints(session, feed_dict)
+                    if method in CONSTRAINED_METHODS
+                    else (),
+                    callback=on_step,
+                    options=options,
+                    **scipy_kwargs,
+                )
         except BaseException:
             self.assign(session, accepted[0])  # Ctrl-C or an error: keep the best values so far
             raise
         self.assign(session, result.x)
         return result
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS libraries (scipy's among them), which
+    `ScipyOptimizerInterface.minimize` keeps to one thread while it runs: L-BFGS-B's vectors
+    and small systems gain nothing from more, and OpenBLAS's threads, waiting for work between
+    calls, take the cores from TensorFlow's (`BFGS!` on a 200-variable loss ran 2–7 times
+    slower on the 2-core machine at load 3; see benchmarks/bridge/RESULTS.md)."""
+    return ThreadpoolController()
 
 
 class CustomOptimizer(PackedProblem):
