@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import sys
+import sysconfig
 import time
 import weakref
 from collections.abc import Iterable, Mapping
@@ -14,10 +16,18 @@ from typing import Any
 from devplace._fdcapture import capture_fds
 from devplace._tf import session_config, tf
 from devplace._tflog import quiet_tf_log
-from devplace.devices import Device, canonical_device, matches, parse_device, short_device
+from devplace.devices import (
+    Device,
+    DeviceSpecError,
+    canonical_device,
+    matches,
+    parse_device,
+    short_device,
+)
 from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
 from devplace.feeds import accepts_feed_dict
 from devplace.gpu_memory import note_session
+from devplace.printed import names
 from devplace.session_options import (
     SessionOptionTypeError,
     build_config,
@@ -56,7 +66,13 @@ class DevicePlacementError(Error, tf.errors.InvalidArgumentError):
     """An op could not be put on the device it asked for (no such device, or no kernel)."""
 
     def __init__(
-        self, op: str, requested: str, available: list[str], original: Any, soft: bool = False
+        self,
+        op: str,
+        requested: str,
+        available: list[str],
+        original: Any,
+        soft: bool = False,
+        context: str = "",
     ):
         self.op_name = op
         self.requested = requested
@@ -65,7 +81,7 @@ class DevicePlacementError(Error, tf.errors.InvalidArgumentError):
         reason, hint = _placement_reason(original.message, requested, available, soft)
         message = (
             f"cannot place op {op!r} on {requested or 'the device it was colocated with'}: "
-            f"{reason}. Available devices: {', '.join(available)}. {hint}"
+            f"{reason}. Available devices: {', '.join(available)}. {hint}{context}"
         )
         super().__init__(original.node_def, original.op, message)
 
@@ -123,6 +139,81 @@ def _placement_reason(
             return f"this session has no {kind} device", fall_back
         return "no such device exists in this session", fall_back
     return message.strip().splitlines()[-1], fall_back
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_LIBRARIES = tuple(
+    {sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "purelib", "platlib")}
+) + (_PACKAGE + os.sep,)
+
+
+def _made_at(op: Any) -> str:
+    """Where the user's code made `op` (`file:line`, the innermost frame outside Python's,
+    TensorFlow's and devplace's code), or '' when none of it is the user's (an op made from
+    Julia through the bridge)."""
+    for frame in reversed(list(getattr(op, "traceback", None) or ())):
+        if not os.path.abspath(frame.filename).startswith(_LIBRARIES):
+            return f"{frame.filename}:{frame.lineno}"
+    return ""
+
+
+def _op_at(op: Any) -> str:
+    """`'name' on DEVICE (made at file:line)`."""
+    where = _made_at(op)
+    return f"{op.name!r} on {op.device}" + (f" (made at {where})" if where else "")
+
+
+def _cannot_place(op: Any, available: list[str], soft: bool) -> bool:
+    """Whether `op`'s device request fits no available device (soft placement moves it within
+    the session's job and task, never to another)."""
+    if not op.device:
+        return False
+    try:
+        if _missing_host(op.device, available):
+            return True
+        return not soft and not any(matches(op.device, d) for d in available)
+    except DeviceSpecError:
+        return True
+
+
+def _placement_context(
+    graph: Any,
+    failed: str,
+    fetches: Any,
+    feed: Any,
+    available: list[str],
+    soft: bool,
+    no_kernel: bool,
+) -> str:
+    """What the first failure TensorFlow names leaves out: whether the op is needed for the
+    fetches, where it was made, every op that cannot be placed, and how to recover (soft
+    placement only where it helps: not on, and not an op without a kernel here)."""
+    from devplace.traced import _closure, _fetch_ops
+
+    try:
+        op = graph.get_operation_by_name(failed)
+    except KeyError:
+        return ""
+    lines = []
+    try:
+        fed = frozenset(getattr(key, "name", str(key)) for key in feed or ())
+        needed = _closure(_fetch_ops(graph, fetches), fed)
+    except (TypeError, ValueError, KeyError):
+        needed = {failed}
+    if failed not in needed:
+        lines.append(
+            f"{failed!r} is not among the fetches nor needed by them: TensorFlow places the "
+            "whole graph at its first run, so every run of this graph fails while it is there."
+        )
+    bad = [o for o in graph.get_operations() if o is op or _cannot_place(o, available, soft)]
+    lines.append(f"Ops that cannot be placed ({len(bad)}): {names([_op_at(o) for o in bad])}.")
+    fall_back = "" if soft or no_kernel else " or make the Session with soft=True"
+    lines.append(
+        f"To recover, pin them to an available device{fall_back}; or build the model again "
+        "without them in a fresh graph (`with tf.Graph().as_default():`, or "
+        "tf.reset_default_graph()) and a new Session."
+    )
+    return "\n" + "\n".join(lines)
 
 
 def _unplaceable_op(message: str) -> str | None:
@@ -242,8 +333,13 @@ class Session(tf.Session):
             except KeyError:
                 requested = ""
             requested = _requested_device(err.message) or canonical_device(requested)
+            soft, available = self.config.allow_soft_placement, self.devices()
+            no_kernel = "No OpKernel was registered" in err.message
+            context = _placement_context(
+                self.graph, op_name, fetches, feed_dict, available, soft, no_kernel
+            )
             raise DevicePlacementError(
-                op_name, requested, self.devices(), err, soft=self.config.allow_soft_placement
+                op_name, requested, available, err, soft=soft, context=context
             ) from err
         except tf.errors.OpError as err:
             better = self._explain(err)
