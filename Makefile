@@ -13,7 +13,7 @@ setup: setup-python setup-julia
 
 setup-python: $(STAMP)
 
-# The `gpu` extra (TensorFlow's CUDA libraries) when an NVIDIA driver answers, else CPU only.
+# The `gpu` extra (TensorFlow's CUDA libraries) when an NVIDIA driver answers, else without it.
 # tensorflow-cpu (older devplace) and tensorflow both write site-packages/tensorflow/: the old
 # one goes first, so the two never mix.
 $(STAMP): pyproject.toml
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 		echo "setup: NVIDIA driver found: installing devplace[gpu] (TensorFlow with CUDA libraries)"; \
 		$(PY) -m pip install --quiet -e '.[dev,gpu,tensorboard,notebook]'; \
 	else \
-		echo "setup: no NVIDIA driver (nvidia-smi): installing devplace for CPU only"; \
+		echo "setup: no NVIDIA driver (nvidia-smi): installing devplace without the gpu extra (TensorFlow's CUDA libraries): TensorFlow runs on the CPU"; \
 		$(PY) -m pip install --quiet -e '.[dev,tensorboard,notebook]'; \
 	fi
 	@touch $(STAMP)

@@ -84,7 +84,8 @@ def require_julia() -> str:
     julia = find_julia()
     if julia is None:
         message = (
-            "no Julia >= 1.5 found: run `make setup` (tools/setup-julia.sh) or set DEVPLACE_JULIA"
+            "the Julia tests (the DevPlace.jl package) need Julia >= 1.5, none found: to run them "
+            "too, `make setup` installs it (tools/setup-julia.sh), or set DEVPLACE_JULIA"
         )
         if os.environ.get("DEVPLACE_JULIA") or os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + " (make test and CI=true: the Julia tests must run)")

@@ -86,3 +86,27 @@ def test_devplace_debug_sends_the_full_text(monkeypatch):
 def test_debug_off_values(monkeypatch, debug):
     monkeypatch.setenv("DEVPLACE_DEBUG", debug)
     assert not error_text._debug()
+
+
+def test_a_line_left_twice_in_a_row_by_the_listings_cut_shows_once():
+    listing = (
+        "Detected at node 'Variable/read' defined at (most recent call last):\n"
+        '    File "/lib/tensorflow/ops.py", line 3, in f\n'
+        "Node: 'Variable/read'\n"
+    )
+    text = f"Graph execution error:\n\n{listing}{listing}Attempting to use uninitialized value"
+    short = error_text._short_message(text, ("/lib/tensorflow/",))
+    assert short == (
+        "Graph execution error:\n\nNode: 'Variable/read'\nAttempting to use uninitialized value"
+    )
+
+
+def test_a_device_scope_refusing_a_malformed_device_shows_no_contextlib_frame():
+    def enter():
+        with dp.device("nonsense"):  # a contextlib.contextmanager
+            pass
+
+    kind, message, traceback = error_text.describe(raised(enter))
+    assert "malformed device 'nonsense'" in message
+    assert "contextlib" not in message + traceback
+    assert THIS_FILE in frames(traceback)  # the user's own frame stays

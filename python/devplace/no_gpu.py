@@ -27,7 +27,10 @@ def why_no_gpu(
     elif visible is not None and visible.strip() in ("", "-1"):
         reason = f"no GPU: CUDA_VISIBLE_DEVICES={visible!r} hides every GPU from TensorFlow"
     elif not driver:
-        reason = "no GPU: no NVIDIA driver on this machine (TensorFlow's CUDA build is installed)"
+        reason = (
+            "no GPU: no NVIDIA driver on this machine: TensorFlow runs on the CPU (with a "
+            "driver, pip install 'devplace[gpu]' adds TensorFlow's CUDA libraries)"
+        )
     elif any("dynamic library" in m or "dlopen" in m for m in messages):
         reason = (
             "no GPU: an NVIDIA driver is present but CUDA libraries failed to load; "

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import re
 import sys
-import sysconfig
 import time
 import weakref
 from collections.abc import Iterable, Mapping
@@ -141,18 +139,15 @@ def _placement_reason(
     return message.strip().splitlines()[-1], fall_back
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-_LIBRARIES = tuple(
-    {sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "purelib", "platlib")}
-) + (_PACKAGE + os.sep,)
-
-
 def _made_at(op: Any) -> str:
-    """Where the user's code made `op` (`file:line`, the innermost frame outside Python's,
-    TensorFlow's and devplace's code), or '' when none of it is the user's (an op made from
-    Julia through the bridge)."""
+    """Where the user's code made `op` (`file:line`, the innermost frame outside TensorFlow's
+    and devplace's code), or '' when none of it is the user's (an op made from Julia through
+    the bridge)."""
+    from devplace.bridge.error_text import internal, internal_dirs
+
+    dirs = internal_dirs()
     for frame in reversed(list(getattr(op, "traceback", None) or ())):
-        if not os.path.abspath(frame.filename).startswith(_LIBRARIES):
+        if not internal(frame.filename, dirs):
             return f"{frame.filename}:{frame.lineno}"
     return ""
 

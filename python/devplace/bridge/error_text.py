@@ -12,12 +12,13 @@ bridge frames included.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import traceback
 
-__all__ = ["describe", "last_text"]
+__all__ = ["describe", "internal", "internal_dirs", "last_text"]
 
 _BRIDGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _DEVPLACE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -39,13 +40,16 @@ def _type_name(exc: BaseException) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _internal_dirs() -> tuple[str, ...]:
+def internal_dirs() -> tuple[str, ...]:
+    """Where code that is not the user's lives: devplace, TensorFlow and Keras (as loaded), and
+    `contextlib` (the entry of a `with` block, e.g. a device scope refusing a malformed device)."""
     loaded = (sys.modules.get(name) for name in _LIBRARIES)
     found = [os.path.dirname(m.__file__) + os.sep for m in loaded if getattr(m, "__file__", None)]
-    return (_DEVPLACE_DIR, *found)
+    return (_DEVPLACE_DIR, *found, contextlib.__file__)
 
 
-def _internal(filename: str, dirs: tuple[str, ...]) -> bool:
+def internal(filename: str, dirs: tuple[str, ...]) -> bool:
+    """Whether a frame of `filename` is not the user's code (under `dirs`, or made by Python)."""
     return filename.startswith(dirs) or filename.startswith("<frozen ") or filename == "<string>"
 
 
@@ -64,7 +68,7 @@ def _traceback(exc: BaseException, drop: tuple[str, ...], chain: bool = True) ->
         if t is None or id(t) in seen:
             continue
         seen.add(id(t))
-        kept = [f for f in t.stack if not _internal(f.filename, drop)]
+        kept = [f for f in t.stack if not internal(f.filename, drop)]
         kept_any |= bool(kept)
         t.stack = traceback.StackSummary.from_list(kept)
         stack += [t.__cause__, t.__context__]
@@ -89,7 +93,7 @@ def _short_message(text: str, drop: tuple[str, ...]) -> str:
     kept: list[str] = []
     for line in text.splitlines():
         frame = _FRAME.match(line)
-        if frame and _internal(frame["file"], drop):
+        if frame and internal(frame["file"], drop):
             continue
         kept.append(line)
     shown: list[str] = []
@@ -99,6 +103,8 @@ def _short_message(text: str, drop: tuple[str, ...]) -> str:
             continue
         if not line.strip() and (not shown or not shown[-1].strip()):
             continue
+        if line.strip() and line == next((s for s in reversed(shown) if s.strip()), None):
+            continue  # the twin of the line before, once the listings between are gone
         shown.append(line)
     return "\n".join(shown).strip()
 
@@ -127,7 +133,7 @@ def describe(exc: BaseException) -> tuple[str, str, str]:
     _last = f"{kind}: {full_message}\n\n{full_traceback}".rstrip() + "\n"
     if _debug():
         return kind, full_message, full_traceback
-    drop = _internal_dirs()
+    drop = internal_dirs()
     short, shown = _short_message(message, drop), _traceback(exc, drop, chain=False)
     more = _MORE if short != full_message or shown != full_traceback else ""
     return kind, "\n".join(p for p in (short, _hint(message), more) if p), shown
