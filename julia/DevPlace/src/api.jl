@@ -267,9 +267,16 @@ Run like `run`, tracing every op, and return what `run` returns (as ADCME does).
 kept for `save_profile(path)` and is `last_profile()`: `.op_stats`, `.step_time_us`, ... (also
 what `autoplace(...; profile=last_profile())` takes).
 """
-run_profile(sess::PyObject, fetches, feeds...; feed_dict = nothing, kwargs...) =
-    semantics("run_profile", sess, fetches, DevPlace.feed_dict("run_profile", feeds, feed_dict);
-              kwargs...)
+function run_profile(sess::PyObject, fetches, feeds...; feed_dict = nothing, feed = nothing,
+                     kwargs...)
+    # `feed` is Python's name for it: one of the two, as in Python
+    feed === nothing || feed_dict === nothing || wrong_argument("run_profile", "feed_dict",
+        feed_dict, "left out when feed is given (they are two names for one argument)",
+        "pass the feeds once: run_profile(sess, y; feed_dict=Dict(x => 1.0))")
+    dict = feed_dict === nothing ? feed : feed_dict
+    return semantics("run_profile", sess, fetches, DevPlace.feed_dict("run_profile", feeds, dict);
+                     kwargs...)
+end
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
 # `run` of what is not a session, e.g. `run("sess", y)` (Base's `run` of a command stays Base's).
 Base.run(sess::Union{AbstractString,Symbol,Number,Nothing,AbstractArray,AbstractDict,Tuple},

@@ -180,7 +180,8 @@ shown(x) = (sprint(show, MIME"text/plain"(), x), repr(x))
     p = last_profile()
     @test p.values ≈ [sin(1.0), 1.0] && p.runs == 1
     plain, line = shown(p)
-    @test plain == line && !occursin('\n', line) && length(line) < 200
+    @test !occursin('\n', line) && length(line) < 200
+    @test plain == string(line, "\n", sprint(print, p))   # the line, then what print shows
     @test startswith(line, "Profile(") && occursin("µs", line) && !occursin("traceEvents", line)
     mktempdir() do dir
         save_profile(joinpath(dir, "p.json"))          # still the last profile
@@ -198,4 +199,29 @@ shown(x) = (sprint(show, MIME"text/plain"(), x), repr(x))
     @test plain == line && occursin("Session", line) && occursin("CPU:1", line) && !occursin('\n', line)
     @test shown(dp_device("/gpu:1")) == ("Device('/device:GPU:1')", "Device('/device:GPU:1')")
     @test shown(a)[2] == D.pyrepr(a)                          # other objects: Python's repr
+end
+
+@testset "every result prints one line, and a bounded table however big the graph" begin
+    tf.reset_default_graph()
+    x = placeholder(Float64; shape = [8])
+    y = x
+    for i in 1:1500
+        y = @cpu (i % 2) (y + Float64(i))
+    end
+    sess = Session(cpus = 2, optimize = false)
+    fd = Dict(x => ones(8))
+    run_profile(sess, y; feed_dict = fd)
+    p = last_profile()
+    report = placement(sess, y; feed_dict = fd)
+    placed = autoplace(y; devices = ["/cpu:0", "/cpu:1"], strategy = "round_robin")
+    for o in (p, p.run, p.run.trace, report, placed)
+        plain, line = shown(o)
+        printed = sprint(print, o)
+        @test !occursin('\n', line) && length(line) < 300
+        @test plain == string(line, "\n", printed)              # Python's print, under the line
+        @test count(isequal('\n'), printed) < 200 && length(printed) < 20_000
+        @test !occursin("_arg_", printed)                       # fed tensors by their names
+    end
+    @test length(report.ops) > 1500 && occursin("more ops (to_csv() has every one)", sprint(print, report))
+    @test report["Placeholder"].fed && "Placeholder:0" in [t.tensor for t in report.transfers]
 end

@@ -233,7 +233,7 @@ end
     @test p["w1"] == devices["w1"] && length(p) == length(devices)
     line = repr(p)
     @test startswith(line, "AutoPlacement(") && occursin("round_robin", line) && !occursin('\n', line)
-    @test sprint(show, MIME"text/plain"(), p) == line
+    @test sprint(show, MIME"text/plain"(), p) == string(line, "\n", sprint(print, p))
     @test p.apply() isa Int
     @test all(op.device == devices[op.name] for op in tf.get_default_graph().get_operations()
               if haskey(devices, op.name))

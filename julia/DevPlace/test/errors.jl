@@ -32,6 +32,7 @@ end
     @test startswith(shown, "PyError: tensorflow.python.framework.errors_impl.FailedPreconditionError")
     @test occursin("Attempting to use uninitialized value Variable", shown)
     @test occursin("Hint: init(sess)", shown)
+    @test length(collect(eachmatch(r"Node: 'Variable/read'", shown))) == 1
     @test occursin("DevPlace.last_error()", shown)
     @test no_machinery(shown)
     @test occursin("step_without_init", shown) && occursin("test/errors.jl", shown)
@@ -65,4 +66,47 @@ end
     err, shown = thrown(() -> pyimport("json").loads("{x"))
     @test occursin("json/decoder.py", shown) && no_machinery(shown)
     @test !occursin("last_error", shown)  # nothing was left out: no pointer
+end
+
+@testset "an unfetched op pinned where nothing is: every op named, why, the way out" begin
+    tf.reset_default_graph()
+    θ = Variable(1.0)
+    loss = (θ - 3.0)^2
+    sess = Session()
+    init(sess)
+    bad = @pywith tf.device("/device:GPU:7") begin 2.0 * loss end     # never fetched
+    later = @pywith tf.device("/device:CPU:5") begin 3.0 * loss end
+    for f in (() -> run(sess, θ), () -> run_profile(sess, loss))
+        err, shown = thrown(f)
+        @test err isa PyError && endswith(err.type, "DevicePlacementError")
+        @test occursin("'$(bad.op.name)' is not among the fetches", shown)
+        @test occursin("'$(later.op.name)' on /device:CPU:5", shown)    # every one, not the first
+        @test occursin("soft=True", shown) && occursin("fresh graph", shown)
+        @test no_machinery(shown)
+    end
+    # BFGS! fails the same way, without saying first that the optimization starts
+    @test_logs min_level = Base.CoreLogging.Info begin
+        err, shown = thrown(() -> BFGS!(sess, loss))
+        @test occursin("'$(bad.op.name)' is not among the fetches", shown)
+    end
+    soft = Session(soft = true)
+    init(soft)
+    @test run(soft, θ) == 1.0
+end
+
+@testset "run_profile with both feed_dict and feed: an error naming both" begin
+    tf.reset_default_graph()
+    x = placeholder(Float64; shape = [])
+    sess = Session()
+    fd = Dict(x => 1.0)
+    err, shown = thrown(() -> run_profile(sess, 2x; feed_dict = fd, feed = fd))
+    @test err isa ArgumentError
+    @test occursin("feed_dict must be left out when feed is given", shown)
+    @test run_profile(sess, 2x; feed = fd) == 2.0 == run_profile(sess, 2x; feed_dict = fd)
+end
+
+@testset "a malformed device: the message, and no frame of Python's contextlib" begin
+    err, shown = thrown(() -> @pywith tf.device("nonsense") begin constant(1.0) end)
+    @test err isa PyError && occursin("malformed device 'nonsense'", shown)
+    @test !occursin("contextlib", shown) && no_machinery(shown)
 end

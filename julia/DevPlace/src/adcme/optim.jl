@@ -132,9 +132,9 @@ function BFGS!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
     haskey(kw, :var_to_bounds) && (kw[:var_to_bounds] = variable_bounds(kw[:var_to_bounds]))
     feeds = pop!(kw, :feed_dict, nothing)
     opt = ScipyOptimizerInterface(loss; method = method, options = scipy_options(method, max_iter), kw...)
-    @info "Optimization starts..."
     evals, current, values, losses = 0, 0.0, nothing, Float64[]
     function print_loss(l, vs...)
+        evals == 0 && @info "Optimization starts..."   # once the loss runs: not before an error
         println("iter $evals, current loss=", l)
         current, values, evals = l, vs, evals + 1
     end
@@ -205,6 +205,7 @@ end
 function optimize_lbfgsb!(sess, opt, callback, return_feval_loss)
     losses, feval_losses = Float64[], Float64[]
     function on_eval(l)
+        isempty(feval_losses) && @info "Optimization starts..."   # once the loss runs
         push!(feval_losses, l)
         options.training.verbose && println("iter $(length(feval_losses)), current loss = $l")
     end
@@ -214,7 +215,6 @@ function optimize_lbfgsb!(sess, opt, callback, return_feval_loss)
         options.training.verbose && println("================== STEP $(length(losses)) ==================")
         callback === missing || callback(x, length(losses), losses[end])
     end
-    @info "Optimization starts..."
     opt.minimize(sess; loss_callback = on_eval, step_callback = on_step, fetches = [opt.loss])
     return return_feval_loss ? (losses, feval_losses) : losses
 end
