@@ -137,6 +137,9 @@ def test_verify_measures_more_rounds_only_while_the_evidence_is_open():
     kept = verify_rounds({"single": [0], "b": [1]}, lambda a: next(steady[a[0]]), "single")
     assert len(kept.rounds["single"]) == VERIFY_ROUNDS and kept.chosen == "single"
     assert "kept single (100 µs median); no candidate was faster" in kept.reason
+    slow = {0: iter([20_000.0] * 5), 1: iter([25_000.0] * 5)}  # durations as formatting writes them
+    kept = verify_rounds({"single": [0], "b": [1]}, lambda a: next(slow[a[0]]), "single")
+    assert "kept single (20 ms median); no candidate was faster" in kept.reason
 
 
 def test_verify_rounds_of_labels_sharing_a_placement_stay_in_step():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devplace.autoplacer import AutoPlacementError, Problem, ProblemDevice, simulate
+from devplace.autoplacer.graph import link_time
 
 
 def make(
@@ -199,3 +202,56 @@ def test_another_hosts_devices_start_their_first_op_after_the_start_delay():
     assert simulate(p, [0, 0, 2]).makespan == 200.0  # nothing on t1: no delay
     with pytest.raises(AutoPlacementError, match="host_start_delay"):
         make(1, [], [[1.0]], host_start_delay=-1.0)
+
+
+AUTOPLACER = Path(__file__).resolve().parents[1] / "python/devplace/autoplacer"
+
+
+def _link_formulas(path: Path) -> list[str]:
+    """`alpha + beta * x` written out in a module (a sum with a product of a `beta` name)."""
+
+    def mentions_beta(node: ast.AST) -> bool:
+        return "beta" in ast.unparse(node)
+
+    return [
+        f"{path.relative_to(AUTOPLACER)}:{node.lineno}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add)
+        and any(
+            isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mult) and mentions_beta(side)
+            for side in (node.left, node.right)
+        )
+    ]
+
+
+def test_the_link_formula_is_written_once():
+    found = [f for p in sorted(AUTOPLACER.rglob("*.py")) for f in _link_formulas(p)]
+    # graph.link_time itself, and HEFT's loop, where a call per op and device would cost
+    assert [f.split(":")[0] for f in found] == ["graph.py", "placers/heft.py"], found
+    assert link_time(np.array([1.0, 2.0]), 0.5, 4.0).tolist() == [3.0, 4.0]
+
+
+def test_the_simulator_names_its_event_kinds():
+    # no bare -1 or -2 in the simulator but where its named constants are defined
+    tree = ast.parse((AUTOPLACER / "simulator.py").read_text())
+    named = {
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
+    } | {
+        node.body[-1].lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "_partition_start"
+    }
+    bare = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and node.operand.value in (1, 2)
+        and node.lineno not in named
+    ]
+    assert bare == []

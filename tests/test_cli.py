@@ -13,6 +13,7 @@ from test_demo import TRANSFERS
 import devplace as dp
 from devplace.cli import main
 from devplace.cli.devices import tensorflow_gpu_messages, why_no_gpu
+from devplace.formatting import format_bytes
 from devplace.trace import read_trace
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")
@@ -120,6 +121,8 @@ def test_devices_lists_what_a_session_sees(capsys):
     assert main(["devices", "--cpus", "2"]) == 0
     text = capsys.readouterr().out
     assert "/device:CPU:1  CPU" in text and "MiB" in text
+    memory = format_bytes(rows[1]["memory_bytes"])  # as every view writes bytes
+    assert f"/device:CPU:1  CPU   {memory}\n" in text
     assert ("no GPU:" in text) is not HAS_GPU
     with pytest.raises(SystemExit):
         main(["devices", "--cpus", "two"])

@@ -4,7 +4,14 @@ import pytest
 
 import devplace as dp
 from devplace.bridge.julia_semantics import summary
-from devplace.formatting import article, fetched_line, format_bytes, format_time, plural
+from devplace.formatting import (
+    article,
+    byte_count,
+    fetched_line,
+    format_bytes,
+    format_time,
+    plural,
+)
 from devplace.trace import Fetch
 
 
@@ -39,6 +46,7 @@ def test_byte_counts_and_the_fetch_line():
         "9.8 KiB",
         "3.0 MiB",
     ]
+    assert [byte_count(n) for n in (1, 4, 8192.0)] == ["1 byte", "4 bytes", "8,192 bytes"]
     one = [Fetch("y:0", "/device:CPU:0", 1)]
     assert fetched_line(one) == "fetched to the client: 1 tensor, 1 byte, from /device:CPU:0"
     two = [*one, Fetch("z:0", "/device:CPU:1", 8)]

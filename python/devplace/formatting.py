@@ -13,6 +13,7 @@ from typing import Protocol
 
 __all__ = [
     "article",
+    "byte_count",
     "fetched_line",
     "format_bytes",
     "format_time",
@@ -58,6 +59,11 @@ def format_bytes(count: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"
+
+
+def byte_count(count: float) -> str:
+    """An exact number of bytes, its digits grouped: `1 byte`, `8,192 bytes`."""
+    return f"{count:,.0f} {'byte' if count == 1 else 'bytes'}"
 
 
 class _Fetched(Protocol):

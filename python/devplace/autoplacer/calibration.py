@@ -12,9 +12,8 @@ Part of a step is no op's: the client's feed reaching the task, the fetch leavin
 step's start. It does not shrink when the ops are split across devices, so it must not go
 into the ops' times: where the profiles give the traced span of the ops
 (`DeviceProfiles.spans`), what every profiled device's step spends outside it beyond the
-problem's fixed costs goes into `Problem.step_cost` first (on two one-core tasks,
-2026-11-27: 1.3 ms of a 20 ms step for a 576 KiB feed, 2.2 ms for 1 MiB, against the 0.7
-ms a step of one tiny op costs).
+problem's fixed costs goes into `Problem.step_cost` first (docs/autoplace.md, "Cost model",
+has what it measured on one-core tasks).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import nnls
 
-from devplace.autoplacer.graph import AutoPlacementError
+from devplace.autoplacer.graph import AutoPlacementError, link_time
 
 __all__ = [
     "NVLINK",
@@ -57,7 +57,7 @@ class Link:
     def time(self, nbytes: Any) -> Any:
         """Transfer time in µs of `nbytes` bytes (a number or an array)."""
         if not self.points:
-            return self.alpha + self.beta * nbytes
+            return link_time(self.alpha, self.beta, nbytes)
         x, y = (np.array(v, dtype=float) for v in zip(*sorted(self.points), strict=True))
         n = np.asarray(nbytes, dtype=float)
         slope = max((y[-1] - y[-2]) / (x[-1] - x[-2]), 0.0) if len(x) > 1 else 0.0

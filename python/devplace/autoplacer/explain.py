@@ -14,7 +14,7 @@ import numpy as np
 
 from devplace.autoplacer.graph import Problem
 from devplace.autoplacer.simulator import simulate
-from devplace.formatting import format_time, plural
+from devplace.formatting import byte_count, format_time, plural
 
 __all__ = ["Breakdown", "breakdown", "explain_text"]
 
@@ -82,7 +82,7 @@ def _describe(problem: Problem, b: Breakdown) -> list[str]:
         else ""
     )
     lines.append(
-        f"  crossings: {plural(b.crossings, 'tensor')}, {b.crossing_bytes:,.0f} bytes, "
+        f"  crossings: {plural(b.crossings, 'tensor')}, {byte_count(b.crossing_bytes)}, "
         f"{format_time(b.crossing_us)} of link time{shared}"
     )
     parts = ", ".join(f"{k} {format_time(v)}" for k, v in b.overheads.items())

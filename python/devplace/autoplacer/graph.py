@@ -5,7 +5,7 @@ simulator never touch TensorFlow. Times are in one unit per problem (µs for TF 
 workload files' own unit for those); memory in bytes.
 
 Transfer time of op u's output from device a to device b (a != b) is
-``link_alpha[a, b] + link_beta[a, b] * xfer[u]``; zero on the same device. `xfer` and
+``link_time(link_alpha[a, b], link_beta[a, b], xfer[u])``; zero on the same device. `xfer` and
 `out_bytes` are two fields because they are two quantities: what a transfer costs in link units
 (bytes for TF graphs, where both come from one array; the workload files' own transfer costs)
 and the memory an output buffer holds (bytes, for the caps).
@@ -18,6 +18,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -30,12 +31,20 @@ __all__ = [
     "InfeasibleError",
     "AutoPlacementError",
     "Problem",
+    "link_time",
 ]
 
 #: `Problem.longest_paths`: the fewest ops in a block, and the rounds a block may take to
 #: reach its fixed point (about the longest chain inside it) before the call gives up.
 PATH_BLOCK = 64
 PATH_ROUNDS = 64
+
+
+def link_time(alpha: Any, beta: Any, units: Any) -> Any:
+    """A transfer's time over a link: `alpha + beta * units` (latency, then cost per unit of
+    `xfer`). The one link formula of the cost model, the placers and the simulator; numbers or
+    NumPy arrays (broadcast)."""
+    return alpha + beta * units
 
 
 class AutoPlacementError(Error, ValueError):
@@ -257,7 +266,7 @@ class Problem:
         """Time to move op u's output from device a to device b."""
         if a == b:
             return 0.0
-        return float(self.link_alpha[a, b] + self.link_beta[a, b] * self.xfer[u])
+        return float(link_time(self.link_alpha[a, b], self.link_beta[a, b], self.xfer[u]))
 
     def group_count(self) -> int:
         """Number of colocation groups."""

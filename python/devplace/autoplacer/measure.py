@@ -415,11 +415,10 @@ def measure_servers(
     threads = {}
     for task in names:
         # one chain against `chains`, in interleaved rounds too: timed once each, a burst of
-        # load can make a one-core task look like two threads (seen on 2026-11-27). Each less
-        # the step of a tiny op on that task: a task other than the master's costs a step
-        # more (`task_step_us`), which left in made one chain look slow and a one-core task
-        # two threads (2 of 3 fresh clusters, 2026-11-27 18:40; 1 of 3 with this base: the
-        # step's fixed cost grows with its ops, so 4 chains are not 4 times one).
+        # load can make a one-core task look like two threads. Each less the step of a tiny
+        # op on that task: a task other than the master's costs a step more (`task_step_us`),
+        # which left in made one chain look slow and a one-core task two threads
+        # (docs/autoplace.md, "Measurements behind the timing rules").
         base = steps[0] if task == names[0] else medians[-1]
         pairs = [
             [_parallel_chains(target, task, c, runs) for c in (1, chains)] for _ in range(rounds)

@@ -24,9 +24,8 @@ Rules (the same for every placer, and those of devplace/workloads/README.md):
   there and other hosts only after the chains' mean time: TF's executor hands all the feed's
   consumers and its sends to the task's thread pool together, and a thread that takes a
   consumer runs its chain inline (each successor that its finish alone makes ready) before it
-  takes anything else; which chains go first is chance (measured on one-core tasks,
-  2026-11-27: the fed input reached the other task 0.3-10 ms into the step behind two chains,
-  at once behind one whose first op waited for its weights; docs/autoplace.md). A chain: from
+  takes anything else; which chains go first is chance (as traced on one-core tasks:
+  docs/autoplace.md, "A fed tensor leaves its task late"). A chain: from
   a consumer, the successor (least topological index) on the same device that needs nothing
   else made since the feed, while there is one;
 - the devices of a host other than the master's start no op before
@@ -45,11 +44,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.graph import Problem, link_time
 
 __all__ = ["Schedule", "simulate"]
 
 _TOL = 1e-9
+
+# An event's kind (its last field) is the device a tensor arrives on (0 or more), else one of:
+#: an op, a transfer job or a partition start completes;
+_COMPLETE = -1
+#: a fed tensor held back by `_Run.hold_feed` is released.
+_RELEASE_FEED = -2
+#: `_Machine.pool` of a device in no pool; `_Run.next_device` when none can start an op.
+_NO_POOL = _NO_DEVICE = -1
+
+
+def _partition_start(dv: int) -> int:
+    """The op of the event that starts device dv's partition: below every op and job (0 and
+    more). Its own inverse: of such an op, the device."""
+    return -1 - dv
 
 
 @dataclass
@@ -79,7 +92,7 @@ class _Machine:
         self.free = [dev.slots for dev in devs]
         pools = sorted({dev.pool for dev in devs if dev.pool is not None})
         pool_ix = {p: i for i, p in enumerate(pools)}
-        self.pool = [pool_ix[dev.pool] if dev.pool is not None else -1 for dev in devs]
+        self.pool = [pool_ix[dev.pool] if dev.pool is not None else _NO_POOL for dev in devs]
         self.pool_free = [problem.pool_capacity[p] for p in pools]
         self.queues: list[list[tuple[float, int, int]]] = [[] for _ in devs]
         names = [dev.channel if dev.channel is not None else i for i, dev in enumerate(devs)]
@@ -93,14 +106,14 @@ class _Machine:
     def take(self, dv: int) -> int:
         """Occupy a slot of dv and return its earliest-ready op."""
         self.free[dv] -= 1
-        if self.pool[dv] >= 0:
+        if self.pool[dv] != _NO_POOL:
             self.pool_free[self.pool[dv]] -= 1
         return heapq.heappop(self.queues[dv])[2]
 
     def release(self, dv: int) -> None:
         """Free a slot of dv (and of its pool)."""
         self.free[dv] += 1
-        if self.pool[dv] >= 0:
+        if self.pool[dv] != _NO_POOL:
             self.pool_free[self.pool[dv]] += 1
 
     def send(self, src: int, dest: int, t: float, cost: float) -> float:
@@ -130,7 +143,7 @@ class _Run:
         self.machine = _Machine(problem)
         self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
         self.xfer = problem.xfer.tolist()
-        self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, dest or -1)
+        self.events: list[tuple[float, int, int, int]] = []  # (time, seq, op, kind)
         self.seq = 0
         self.sends: list[tuple[int, int, float]] = []  # (op, dest, arrival)
         self.transfer_time = 0.0  # of the sends, summed in their order
@@ -143,12 +156,12 @@ class _Run:
 
     def comm(self, u: int, a: int, b: int) -> float:
         """`Problem.comm` from lists (it is asked once per transfer)."""
-        return 0.0 if a == b else self.alpha[a][b] + self.beta[a][b] * self.xfer[u]
+        return 0.0 if a == b else link_time(self.alpha[a][b], self.beta[a][b], self.xfer[u])
 
-    def push(self, t: float, u: int, dest: int) -> None:
-        """Schedule an event at t: u's output reaching dest, (dest -1) u finishing, or (dest
-        -2) fed u's tensor released (`release_feed`)."""
-        heapq.heappush(self.events, (t, self.seq, u, dest))
+    def push(self, t: float, u: int, kind: int) -> None:
+        """Schedule an event at t: u's output reaching device `kind`, or (`_COMPLETE`) u
+        finishing, or (`_RELEASE_FEED`) fed u's tensor released (`release_feed`)."""
+        heapq.heappush(self.events, (t, self.seq, u, kind))
         self.seq += 1
 
     def arrive(self, t: float, u: int, b: int) -> None:
@@ -173,10 +186,11 @@ class _Run:
 
     def complete(self, t: float, u: int) -> None:
         """u finished at t: free its slot and send its output to every consuming device (u
-        below 0: device -1 - u's partition starts, its slots free)."""
+        below 0: a `_partition_start`, that device's slots free)."""
         n = self.n
         if u < 0:
-            self.machine.free[-1 - u] += self.problem.devices[-1 - u].slots
+            dv = _partition_start(u)
+            self.machine.free[dv] += self.problem.devices[dv].slots
             return
         if u >= n:  # a half of a transfer between hosts
             op, dest, on = self.jobs[u - n]
@@ -202,7 +216,7 @@ class _Run:
                 else:
                     self.ready_on(t, held, src)
                 continue
-            cost = self.alpha[src][dest] + self.beta[src][dest] * self.xfer[u]  # `comm`
+            cost = link_time(self.alpha[src][dest], self.beta[src][dest], self.xfer[u])
             if m.host[src] != m.host[dest]:
                 if held is None:
                     self.send_to_host(t, u, dest)
@@ -247,7 +261,7 @@ class _Run:
             return None  # a thread of the pool is left for the rest
         first = max(chains, key=lambda v: (chains[v], -self.topo_index[v]))
         self.held[u] = first
-        self.push(t + float(np.mean(list(chains.values()))), u, -2)
+        self.push(t + float(np.mean(list(chains.values()))), u, _RELEASE_FEED)
         return [first]
 
     def release_feed(self, t: float, u: int) -> None:
@@ -263,9 +277,9 @@ class _Run:
         """The device to start an op on now: instant ops first, then the earliest ready."""
         m, work = self.machine, self.work
         free, pool, pool_free = m.free, m.pool, m.pool_free
-        best, best_key = -1, None
+        best, best_key = _NO_DEVICE, None
         for dv, queue in enumerate(m.queues):  # a free slot, pool capacity and a ready op
-            if queue and free[dv] > 0 and (pool[dv] < 0 or pool_free[pool[dv]] > 0):
+            if queue and free[dv] > 0 and (pool[dv] == _NO_POOL or pool_free[pool[dv]] > 0):
                 key = (work[queue[0][2]] > 0, queue[0])
                 if best_key is None or key < best_key:
                     best, best_key = dv, key
@@ -274,13 +288,13 @@ class _Run:
     def start_ready(self, t: float) -> None:
         """Start every op that can start at t (instant ops complete at once)."""
         take, work, n = self.machine.take, self.work, self.n
-        while (dv := self.next_device()) >= 0:
+        while (dv := self.next_device()) != _NO_DEVICE:
             v = take(dv)
             end = t + work[v]
             if v < n:
                 self.start[v], self.finish[v] = t, end
             if end > t:
-                self.push(end, v, -1)
+                self.push(end, v, _COMPLETE)
             else:
                 self.complete(t, v)
 
@@ -293,16 +307,16 @@ class _Run:
         if (delay := self.problem.host_start_delay) > 0:
             for dv in self.problem.remote_devices():  # slots held until their partition starts
                 self.machine.free[dv] -= self.problem.devices[dv].slots
-                self.push(delay, -1 - dv, -1)
+                self.push(delay, _partition_start(dv), _COMPLETE)
         events, pop, arrive, complete = self.events, heapq.heappop, self.arrive, self.complete
         self.start_ready(t)
         while events:
             t = events[0][0]
             while events and events[0][0] <= t:
-                _, _, u, b = pop(events)
-                if b >= 0:
-                    arrive(t, u, b)
-                elif b == -1:
+                _, _, u, kind = pop(events)
+                if kind >= 0:
+                    arrive(t, u, kind)
+                elif kind == _COMPLETE:
                     complete(t, u)
                 else:
                     self.release_feed(t, u)

@@ -4,10 +4,8 @@ session, and several placements timed in interleaved rounds.
 A session's step is the mean of its steps without the fastest and slowest tenth
 (`STEP_TRIM`): what a run of many steps costs per step, never moved by a rare stall (a
 100 ms one in 30 steps, seen on servers). Not the median: a split across servers has two
-kinds of step, as the fed input leaves its task early or late (15 and 22 ms for
-four_branches' split by hand on two one-core tasks, 2026-11-27), and the median of a few
-steps jumps between them (12.1-14.9 ms in four sessions of uneven_branches' split, where the
-trimmed mean moved 12.9-14.3 ms).
+kinds of step, as the fed input leaves its task early or late, and the median of a few steps
+jumps between them (docs/autoplace.md, "Measurements behind the timing rules").
 
 The one module of the autoplacer that times real steps; `api`, `profiles` and `measure` use it
 (it imports none of them).

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from scipy.stats import binomtest
 
 from devplace.autoplacer.timing import measure_in_rounds
+from devplace.formatting import format_time
 
 __all__ = [
     "MAX_VERIFY_ROUNDS",
@@ -110,13 +111,13 @@ def _reason(verdict: Verdict) -> str:
     if verdict.chosen != inc:
         wins = sum(a < b for a, b in zip(r[verdict.chosen], r[inc], strict=True))
         alike = [
-            f"{k} ({med[k]:.0f} µs)"
+            f"{k} ({format_time(med[k])})"
             for k, p in verdict.chance.items()
             if p <= SIGNIFICANCE and med[k] < med[verdict.chosen]
         ]
         return head + (
-            f"chose {verdict.chosen} ({med[verdict.chosen]:.0f} µs median, faster than "
-            f"{inc} ({med[inc]:.0f} µs) in {wins} of {n} rounds, chance "
+            f"chose {verdict.chosen} ({format_time(med[verdict.chosen])} median, faster than "
+            f"{inc} ({format_time(med[inc])}) in {wins} of {n} rounds, chance "
             f"{verdict.chance[verdict.chosen]:.3f})"
             + (f"; measured alike (within {TIE:.0%}): {', '.join(alike)}" if alike else "")
         )
@@ -125,9 +126,9 @@ def _reason(verdict: Verdict) -> str:
         "no candidate was faster"
         if not faster
         else "faster by median but not in enough rounds: "
-        + ", ".join(f"{k} ({med[k]:.0f} µs, chance {verdict.chance[k]:.2f})" for k in faster)
+        + ", ".join(f"{k} ({format_time(med[k])}, chance {verdict.chance[k]:.2f})" for k in faster)
     )
-    return head + f"kept {inc} ({med[inc]:.0f} µs median); {why}"
+    return head + f"kept {inc} ({format_time(med[inc])} median); {why}"
 
 
 def verify_rounds(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
+from devplace.formatting import format_bytes
 from devplace.no_gpu import why_no_gpu
 
 __all__ = ["device_rows", "register", "tensorflow_gpu_messages", "why_no_gpu"]
@@ -76,10 +77,6 @@ def device_rows(
         ]
 
 
-def _gib(count: int) -> str:
-    return f"{count / 2**30:.2f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
-
-
 def _ram() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -131,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(r["name"]) for r in rows)
     print(f"{'device'.ljust(width)}  type  memory")
     for r in rows:
-        print(f"{r['name'].ljust(width)}  {r['type']:<4}  {_gib(r['memory_bytes'])}")
+        print(f"{r['name'].ljust(width)}  {r['type']:<4}  {format_bytes(r['memory_bytes'])}")
     if not any(r["type"] == "GPU" for r in rows):
         cuda = tf.test.is_built_with_cuda()
         driver = driver_present()
@@ -141,6 +138,6 @@ def run(args: argparse.Namespace) -> int:
         print(why_no_gpu(args.gpus, cuda, driver, visible, messages))
     if any(r["type"] == "CPU" for r in rows):
         ram = _ram()
-        note = f"; the machine has {_gib(ram)} of RAM" if ram else ""
+        note = f"; the machine has {format_bytes(ram)} of RAM" if ram else ""
         print(f"CPU memory is TensorFlow's nominal allocator limit, not a real bound{note}")
     return 0

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, link_time
 
 __all__ = [
     "DEFAULT_BUDGET_S",
@@ -227,7 +227,7 @@ def mean_comm(problem: Problem) -> np.ndarray:
     if d < 2:
         return np.zeros(problem.n)
     off = ~np.eye(d, dtype=bool)
-    return problem.link_alpha[off].mean() + problem.link_beta[off].mean() * problem.xfer
+    return link_time(problem.link_alpha[off].mean(), problem.link_beta[off].mean(), problem.xfer)
 
 
 def upward_rank(problem: Problem) -> np.ndarray:
@@ -250,7 +250,9 @@ def data_ready(problem: Problem, op: int, assignment: np.ndarray, finish: np.nda
     ready = np.zeros(problem.d)
     for u in problem.preds[op]:
         src = assignment[u]
-        arrive = finish[u] + problem.link_alpha[src] + problem.link_beta[src] * problem.xfer[u]
+        arrive = finish[u] + link_time(
+            problem.link_alpha[src], problem.link_beta[src], problem.xfer[u]
+        )
         arrive[src] = finish[u]
         np.maximum(ready, arrive, out=ready)
     return ready

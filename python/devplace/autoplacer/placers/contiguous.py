@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from devplace.autoplacer.graph import Problem
+from devplace.autoplacer.graph import Problem, link_time
 from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 
 __all__ = ["PLACER", "contiguous", "depth_first_order"]
@@ -50,13 +50,19 @@ def depth_first_order(problem: Problem, latest_first: bool = True) -> list[int]:
     return order
 
 
+def _crossing_costs(problem: Problem, a: int, b: int, units: np.ndarray) -> np.ndarray:
+    """The link time from device a to b of each cut's `units` (its alpha only where something
+    crosses)."""
+    return link_time(problem.link_alpha[a, b] * (units > 0), problem.link_beta[a, b], units)
+
+
 def _cut_costs(problem: Problem, pos: np.ndarray, beta: float, alpha: float) -> np.ndarray:
     """cut[j]: transfer cost of tensors made before position j and used at or after j."""
     diff = np.zeros(problem.n + 1)
     for u in range(problem.n):
         if problem.succs[u]:
             last = max(pos[v] for v in problem.succs[u])
-            cost = alpha + beta * problem.xfer[u]
+            cost = link_time(alpha, beta, problem.xfer[u])
             diff[pos[u] + 1] += cost
             diff[last + 1] -= cost
     return np.cumsum(diff)[: problem.n]
@@ -101,7 +107,7 @@ def _prefix(problem: Problem, order: list[int], devs: list[int], cpus: list[int]
     pos[order] = np.arange(n)
     a0, a1 = devs[0], devs[1] if len(devs) > 1 else devs[0]
     base = _cut_costs(problem, pos, 1.0, 0.0)
-    aa = problem.link_beta[a0, a1] * base + problem.link_alpha[a0, a1] * (base > 0)
+    aa = _crossing_costs(problem, a0, a1, base)
     # An op a device cannot run costs 1000x its best time there: a finite penalty keeps the
     # prefix sums finite (an infinite one makes differences of them inf - inf = NaN).
     penalty = 1e3 * problem.min_compute()[order]
@@ -113,7 +119,7 @@ def _prefix(problem: Problem, order: list[int], devs: list[int], cpus: list[int]
     w_cpu = np.zeros(n + 1)
     if cpus:
         c0 = cpus[0]
-        ac = problem.link_beta[a0, c0] * base + problem.link_alpha[a0, c0] * (base > 0)
+        ac = _crossing_costs(problem, a0, c0, base)
         w_cpu = np.concatenate([[0.0], np.cumsum(cost_on(c0))])
     fast = cost_on(a0)
     mem = np.concatenate([[0.0], np.cumsum(problem.memory[order])])

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, link_time
 from devplace.autoplacer.placers._common import Assigner, Placer, Solution, device_classes
 from devplace.autoplacer.placers.heft import heft, heft_start
 from devplace.autoplacer.simulator import simulate
@@ -43,8 +43,10 @@ class _Bound:
         self.succs = [list(problem.succs[v]) for v in range(self.n)]
         self.compute = problem.compute.tolist()
         self.fastest = problem.min_compute().tolist()
-        self.alpha, self.beta = problem.link_alpha.tolist(), problem.link_beta.tolist()
-        self.xfer = problem.xfer.tolist()
+        # comm[u][a][b]: u's output from device a to b (the bound asks it once per edge).
+        self.comm = link_time(
+            problem.link_alpha[None], problem.link_beta[None], problem.xfer[:, None, None]
+        ).tolist()
         self.slots = [dev.slots for dev in problem.devices]
         self.all_slots = float(sum(self.slots))
         self.head = [0.0] * self.n
@@ -52,7 +54,7 @@ class _Bound:
     def __call__(self, a: list[int], start: int) -> float:
         """max(longest path, per-device head + work + tail, all work / all slots)."""
         compute, fastest = self.compute, self.fastest
-        alpha, beta, xfer = self.alpha, self.beta, self.xfer
+        comm = self.comm
         w = [compute[i][x] if x >= 0 else fastest[i] for i, x in enumerate(a)]
         head, preds, succs = self.head, self.preds, self.succs
         for v in self.topo[start:]:
@@ -61,7 +63,7 @@ class _Bound:
                 t = head[u] + w[u]
                 au = a[u]
                 if au >= 0 and av >= 0 and au != av:
-                    t += alpha[au][av] + beta[au][av] * xfer[u]
+                    t += comm[u][au][av]
                 if t > h:
                     h = t
             head[v] = h
@@ -73,7 +75,7 @@ class _Bound:
                 t = w[v] + tail[v]
                 av = a[v]
                 if au >= 0 and av >= 0 and au != av:
-                    t += alpha[au][av] + beta[au][av] * xfer[u]
+                    t += comm[u][au][av]
                 if t > t_u:
                     t_u = t
             tail[u] = t_u

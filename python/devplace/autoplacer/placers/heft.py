@@ -72,6 +72,7 @@ def heft(problem: Problem) -> np.ndarray:
                 best, best_t, best_s, best_lane = dv, s + w, s, k
         put(op, best)
         size = xfer[op]
+        # `graph.link_time` written out: no call per op and device (see above)
         out = [best_t + alpha + beta * size for alpha, beta in links[best]]
         out[best] = best_t
         arrival[op] = out

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
+from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem, link_time
 from devplace.autoplacer.placers._common import Assigner, Placer, Solution
 from devplace.autoplacer.placers.heft import heft, heft_start
 from devplace.autoplacer.simulator import simulate
@@ -171,7 +171,7 @@ def _big_m(problem: Problem, upper: float | None) -> float:
     if upper is not None:
         return upper
     slowest = np.where(problem.allowed, problem.compute, 0).max(axis=1)
-    worst_link = problem.link_alpha.max() + problem.link_beta.max() * problem.xfer
+    worst_link = link_time(problem.link_alpha.max(), problem.link_beta.max(), problem.xfer)
     return float(slowest.sum() + worst_link.sum())
 
 
