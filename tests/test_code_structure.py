@@ -188,3 +188,15 @@ def test_no_julia_function_longer_than_60_lines():
         if length > MAX_FUNCTION_LINES
     ]
     assert long == [], "split these into named steps"
+
+
+def test_no_dated_measurement_in_the_python_source():
+    # dated numbers go stale in a docstring: they live in docs/ (docs/autoplace.md's records)
+    date = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+    dated = [
+        f"{path.relative_to(PACKAGE.parent)}:{i}"
+        for path in MODULES.values()
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if date.search(line)
+    ]
+    assert dated == [], "move these measurements to docs/ and point there"

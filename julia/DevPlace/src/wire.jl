@@ -307,6 +307,19 @@ function read_dims(io::IO, N::Int)
     end
 end
 
+"The element type and dimensions that an array value (`TAG_NDARRAY`, `TAG_SHARED`) begins with."
+function read_array_head(io::IO)
+    T = dtype_of(read(io, UInt8))
+    return T, read_dims(io, Int(read(io, UInt8)))
+end
+
+"An array of `T` and `dims` whose elements follow in the frame."
+function read_array(io::IO, T::Type, dims::Tuple)
+    prod(big.(dims)) * sizeof(T) <= bytesavailable(io) ||
+        throw(WireError("array of size $dims and type $T exceeds the frame"))
+    return read!(io, Array{T,length(dims)}(undef, dims))
+end
+
 "Vectors of decoded values get the narrowest element type, as comprehensions do."
 narrow(v::Vector{Any}) = isempty(v) ? v : map(identity, v)
 
@@ -348,18 +361,9 @@ function decode!(io::IO, ctx, depth::Int = 0)
         T = dtype_of(read(io, UInt8))
         return ltoh(read(io, T))
     elseif tag == TAG_NDARRAY
-        T = dtype_of(read(io, UInt8))
-        N = Int(read(io, UInt8))
-        dims = read_dims(io, N)
-        prod(big.(dims)) * sizeof(T) <= bytesavailable(io) ||
-            throw(WireError("array of size $dims and type $T exceeds the frame"))
-        a = Array{T,N}(undef, dims)
-        read!(io, a)
-        return a
+        return read_array(io, read_array_head(io)...)
     elseif tag == TAG_SHARED
-        T = dtype_of(read(io, UInt8))
-        N = Int(read(io, UInt8))
-        dims = read_dims(io, N)
+        T, dims = read_array_head(io)
         path = read_str(io)
         offset = ltoh(read(io, UInt64))
         return shared_array(ctx, T, dims, path, offset, ltoh(read(io, UInt64)))
