@@ -16,6 +16,27 @@
     @test partial() == 30
 end
 
+@testset "a callback's plain arguments and results cross as themselves" begin
+    seen = Ref{Any}(nothing)
+    record(xs...) = (seen[] = xs; nothing)
+    plain = pybuiltin("eval")("""lambda f: f(None, True, 3, 2.5, __import__('numpy').float64(2.5),
+        's', __import__('numpy').arange(3.0))""")
+    @test plain(record) === nothing
+    @test seen[] isa Tuple{Nothing,Bool,Int64,Float64,Float64,String,Vector{Float64}}
+    @test seen[] == (nothing, true, 3, 2.5, 2.5, "s", [0.0, 1.0, 2.0])
+    mixed = pybuiltin("eval")("""lambda f: f(True, __import__('numpy').float32(1.5),
+        __import__('numpy').arange(4.0)[::2], 2 ** 40)""")
+    @test mixed(record) === nothing
+    @test seen[] isa Tuple{Bool,Float32,Vector{Float64},Int64}
+    @test seen[] == (true, 1.5f0, [0.0, 2.0], 2^40)
+    results = (nothing, 1.5, 7, true, "text", [1.0, 2.0])
+    kinds = pybuiltin("eval")("lambda f: [type(f(x)).__name__ for x in range(6)]")
+    @test kinds(i -> results[i + 1]) == ["NoneType", "float", "int", "bool", "str", "ndarray"]
+    # an array argument is Julia's own copy
+    untouched = pybuiltin("eval")("lambda f: (lambda a: (f(a), a.tolist())[1])(__import__('numpy').zeros(3))")
+    @test untouched(v -> (v .+= 1; nothing)) == [0.0, 0.0, 0.0]
+end
+
 @testset "Julia errors in callbacks reach Python and come back" begin
     bad(x) = x > 1 ? error("too big: $x") : x
     err = try

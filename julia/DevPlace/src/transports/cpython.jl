@@ -82,6 +82,7 @@ const PY_FLOAT_TYPE = Ref(C_NULL)
 const PY_LONG_TYPE = Ref(C_NULL)
 const PY_BOOL_TYPE = Ref(C_NULL)
 const PY_TUPLE_TYPE = Ref(C_NULL)
+const PY_STR_TYPE = Ref(C_NULL)
 const PY_RUNTIME_ERROR = Ref(C_NULL)
 
 const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
@@ -92,7 +93,7 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyFloat_FromDouble, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
     :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
     :PyObject_Vectorcall, :PyFloat_AsDouble, :PyLong_AsLongLong, :PyUnicode_AsUTF8AndSize,
-    :PyUnicode_FromStringAndSize)
+    :PyUnicode_FromStringAndSize, :PyObject_GetBuffer, :PyBuffer_Release, :PyBool_FromLong)
 
 api(name::Symbol) = PYAPI[name]
 
@@ -117,6 +118,7 @@ function load_libpython(path::String)
     PY_LONG_TYPE[] = symbol("PyLong_Type")
     PY_BOOL_TYPE[] = symbol("PyBool_Type")
     PY_TUPLE_TYPE[] = symbol("PyTuple_Type")
+    PY_STR_TYPE[] = symbol("PyUnicode_Type")
     PY_RUNTIME_ERROR[] = unsafe_load(Ptr{Ptr{Cvoid}}(symbol("PyExc_RuntimeError")))
     return nothing
 end
@@ -218,6 +220,25 @@ function py_string(o::Ptr{Cvoid})
     p = ccall(api(:PyUnicode_AsUTF8AndSize), Ptr{UInt8}, (Ptr{Cvoid}, Ref{Cssize_t}), o, n)
     p == C_NULL && throw(WireError("expected a str from Python: " * take_py_error()))
     return unsafe_string(p, n[])
+end
+
+"""
+    py_float_vector(o) -> Vector{Float64}
+
+A copy of the float64 numbers of Python object `o` (a one-dimensional C-contiguous float64
+numpy array), read through the buffer protocol.
+"""
+function py_float_vector(o::Ptr{Cvoid})
+    view = zeros(UInt8, 128)  # a Py_buffer (80 bytes on 64-bit CPython)
+    GC.@preserve view begin
+        got = ccall(api(:PyObject_GetBuffer), Cint, (Ptr{Cvoid}, Ptr{UInt8}, Cint), o, view, 0)
+        got == 0 || throw(WireError("expected an array from Python: " * take_py_error()))
+        data = unsafe_load(Ptr{Ptr{Float64}}(pointer(view)))
+        bytes = unsafe_load(Ptr{Cssize_t}(pointer(view) + 2 * sizeof(Ptr{Cvoid})))
+        v = copy(unsafe_wrap(Array, data, bytes ÷ sizeof(Float64)))
+        ccall(api(:PyBuffer_Release), Cvoid, (Ptr{UInt8},), view)
+        return v
+    end
 end
 
 "A new Python `str` of `s`."

@@ -39,6 +39,7 @@ const PY_STARTED = Ref(false)
 const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
 const PY_JULIA_ON_OP = Ref(C_NULL)  # `julia_on_op` as a Python builtin
+const PY_JULIA_CALL = Ref(C_NULL)  # `julia_call` as a Python builtin
 
 in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
 
@@ -122,6 +123,7 @@ function init_python(facts::PythonFacts)
     PY_MODULE[] = py_import("devplace.bridge.transports.inprocess")
     PY_JULIA[] = py_builtin("julia", julia_entry_pointer(), METH_O)
     PY_JULIA_ON_OP[] = py_builtin("julia_on_op", julia_on_op_pointer(), METH_FASTCALL)
+    PY_JULIA_CALL[] = py_builtin("julia_call", julia_call_pointer(), METH_FASTCALL)
     ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())  # the GIL is taken for each call
     return nothing
 end
@@ -156,9 +158,9 @@ function start_inprocess()
     GENERATION[] += 1
     h = with_gil() do
         start = py_getattr(PY_MODULE[], "start")
-        foreach(py_incref, (PY_JULIA[], PY_JULIA_ON_OP[]))  # the argument tuple takes these
-        peer = checked(py_call(start, PY_JULIA[], PY_JULIA_ON_OP[], py_int(BIG_PART)),
-                       "starting the peer")
+        builtins = (PY_JULIA[], PY_JULIA_ON_OP[], PY_JULIA_CALL[])
+        foreach(py_incref, builtins)  # the argument tuple takes these
+        peer = checked(py_call(start, builtins..., py_int(BIG_PART)), "starting the peer")
         py_decref(start)
         InProcess(GENERATION[], getpid(), true, UInt32(0), Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
                   UInt64(0), false, 0, Int[], 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"),
@@ -415,3 +417,52 @@ end
 
 julia_on_op_pointer() =
     @cfunction(julia_on_op, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t))
+
+"""
+    julia_call(self, args, nargs) -> PyObject*
+
+The C body of the Python builtin through which Python calls a Julia function without messages
+when it has no keywords and only plain arguments (Python's `_plain_args`: None, bool, int,
+float, str, one-dimensional float64 arrays): `args` are the function's id and those arguments,
+read here as `run_callback` would decode them. A result of `nothing`, a `Float64`, `Int64`,
+`Bool` or `String` comes back as Python's own; any other result or an error as
+`julia_entry`'s answer (a `bytearray`).
+"""
+function julia_call(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::Ptr{Cvoid}
+    try
+        h = calling_peer()
+        fid = UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), unsafe_load(args)))
+        xs = Tuple(plain_arg(unsafe_load(args, i)) for i in 2:nargs)
+        kind, answer = without_gil() do  # answer: a plain result as it is, else encoded
+            kind, result = call_function(h, fid, xs, (), nothing)
+            kind == REPLY && result isa PlainResult ? (kind, result) :
+                encode_outcome(h, kind, result, Encoder())
+        end
+        return answer isa Encoder ? py_bytearray(message_parts(answer), kind) : py_plain(answer)
+    catch err
+        return bridge_failure(err)
+    end
+end
+
+julia_call_pointer() = @cfunction(julia_call, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t))
+
+"The results `julia_call` hands Python as Python's own objects."
+const PlainResult = Union{Nothing,Float64,Int64,Bool,String}
+
+"A plain argument of `julia_call` as `decode_value` would give it."
+function plain_arg(o::Ptr{Cvoid})
+    o == PY_NONE[] && return nothing
+    t = py_type(o)
+    t == PY_FLOAT_TYPE[] && return ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), o)
+    t == PY_BOOL_TYPE[] && return o == PY_TRUE[]
+    t == PY_LONG_TYPE[] && return Int64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), o))
+    t == PY_STR_TYPE[] && return py_string(o)
+    return py_float_vector(o)
+end
+
+"A new Python object of a plain result."
+py_plain(x::Nothing) = (py_incref(PY_NONE[]); PY_NONE[])
+py_plain(x::Float64) = py_float(x)
+py_plain(x::Int64) = py_int(x)
+py_plain(x::Bool) = ccall(api(:PyBool_FromLong), Ptr{Cvoid}, (Clong,), x)
+py_plain(x::String) = py_str(x)

@@ -65,10 +65,12 @@ class InProcess(Peer):
         julia: Callable[[bytes], bytearray],
         min_bytes: int,
         julia_on_op: Callable[[int, int, str, str, str], str | bytearray] | None = None,
+        julia_call: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__()
         self._julia = julia
         self._julia_on_op = julia_on_op
+        self._julia_call = julia_call
         self.min_bytes = min_bytes
         self._keep: list[Any] = []  # arrays of the message being encoded, by address
         self._thread_calls: queue.SimpleQueue[_ThreadCall | None] = queue.SimpleQueue()
@@ -209,6 +211,13 @@ class InProcess(Peer):
             if type(answer) is str:
                 return frames.REPLY, answer
             return answer[0], wire.decode(memoryview(answer)[1:], self)
+        if len(call) == 3 and not call[2] and self._julia_call is not None:
+            plain = _plain_args(call[1])
+            if plain is not None:  # no messages: a loss or step callback of an optimizer
+                answer = self._julia_call(call[0], *plain)
+                if type(answer) is not bytearray:
+                    return frames.REPLY, answer
+                return answer[0], wire.decode(memoryview(answer)[1:], self)
         outer, self._keep = self._keep, []
         try:
             buffers = self.encode(call).buffers()
@@ -323,6 +332,24 @@ class _CtrlC:
                 _clear_async_exc(self.main, None)
 
 
+def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """`args` as Julia's `julia_call` reads them without messages (a numpy float64 scalar as a
+    float: Julia gets a Float64 either way), or None where one is not plain: None, bool, an
+    int that fits Int64, float, str, or a one-dimensional C-contiguous float64 array."""
+    plain = []
+    for a in args:
+        t = type(a)
+        if t is float or t is np.float64:
+            plain.append(float(a))
+        elif a is None or t is bool or t is str or (t is int and -(2**63) <= a < 2**63):
+            plain.append(a)
+        elif t is np.ndarray and a.dtype == np.float64 and a.ndim == 1 and a.flags.c_contiguous:
+            plain.append(a)
+        else:
+            return None
+    return tuple(plain)
+
+
 def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]]) -> bool:
     """Does `graph` hold ops through which TensorFlow calls Python on its own threads?"""
     version = graph.version
@@ -398,17 +425,19 @@ def ready(timeout: float) -> str | None:
 def start(
     julia: Callable[[bytes], bytearray],
     julia_on_op: Callable[[int, int, str, str, str], str | bytearray],
+    julia_call: Callable[..., Any],
     min_bytes: int,
 ) -> InProcess:
     """The peer for Julia (after `ready`): `julia` calls Julia back, `julia_on_op` calls a
-    Julia device function, arrays of at least `min_bytes` go by address. Julia's next start
-    (after `stop_host`) gets the same peer with nothing held for Julia any more."""
+    Julia device function and `julia_call` a Julia function with plain arguments (both without
+    messages), arrays of at least `min_bytes` go by address. Julia's next start (after
+    `stop_host`) gets the same peer with nothing held for Julia any more."""
     global _PEER
     if _PEER is not None:
         _PEER.reset()
         _PEER.min_bytes = min_bytes
         return _PEER
-    _PEER = InProcess(julia, min_bytes, julia_on_op)
+    _PEER = InProcess(julia, min_bytes, julia_on_op, julia_call)
     if "tensorflow" in sys.modules:
         _serve_py_funcs(_PEER)
     _PEER.ctrl_c = _CtrlC(_PEER)
