@@ -103,7 +103,7 @@ def test_a_line_left_twice_in_a_row_by_the_listings_cut_shows_once():
 
 def test_a_device_scope_refusing_a_malformed_device_shows_no_contextlib_frame():
     def enter():
-        with dp.device("nonsense"):  # a contextlib.contextmanager
+        with dp.device("nonsense"):  # a generator-based context manager
             pass
 
     kind, message, traceback = error_text.describe(raised(enter))
