@@ -292,12 +292,21 @@ def plain_graph_mode() -> bool:
 
 
 def create_op(
-    graph: Any, op_type: str, inputs: list[Any], dtypes: Any = None, **kwargs: Any
+    graph: Any,
+    op_type: str,
+    inputs: list[Any],
+    dtypes: Any = None,
+    *,
+    name: str,
+    attrs: dict[str, Any],
+    input_types: list[Any] | None = None,
+    op_def: Any = None,
 ) -> Any:
-    """`graph`'s own op maker (what TF's public functions end in): device scopes and functions,
-    name scopes, control dependencies and colocation apply; `kwargs` are its `name`, `attrs`,
-    `input_types`, `op_def`."""
-    return graph._create_op_internal(op_type, inputs, dtypes, **kwargs)
+    """An op made by `graph`'s own op maker (what TF's public functions end in): device scopes
+    and functions, name scopes, control dependencies and colocation apply."""
+    return graph._create_op_internal(
+        op_type, inputs, dtypes, input_types=input_types, name=name, attrs=attrs, op_def=op_def
+    )
 
 
 def op_def(op_type: str) -> Any:
