@@ -43,7 +43,9 @@ __all__ = [
     "Session",
     "check_session",
     "close_sessions",
+    "fetch_ops",
     "init",
+    "needed_ops",
     "placement_log",
     "run",
 ]
@@ -183,8 +185,6 @@ def _placement_context(
     """What the first failure TensorFlow names leaves out: whether the op is needed for the
     fetches, where it was made, every op that cannot be placed, and how to recover (soft
     placement only where it helps: not on, and not an op without a kernel here)."""
-    from devplace.traced import _closure, _fetch_ops
-
     try:
         op = graph.get_operation_by_name(failed)
     except KeyError:
@@ -192,7 +192,7 @@ def _placement_context(
     lines = []
     try:
         fed = frozenset(getattr(key, "name", str(key)) for key in feed or ())
-        needed = _closure(_fetch_ops(graph, fetches), fed)
+        needed = needed_ops(fetch_ops(graph, fetches), fed)
     except (TypeError, ValueError, KeyError):
         needed = {failed}
     if failed not in needed:
@@ -209,6 +209,30 @@ def _placement_context(
         "tf.reset_default_graph()) and a new Session."
     )
     return "\n" + "\n".join(lines)
+
+
+def fetch_ops(graph: Any, fetches: Any) -> list[Any]:
+    """The ops of `fetches` (tensors, ops or their names, nested) in `graph`."""
+    ops = []
+    for fetch in tf.nest.flatten(fetches):
+        element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        ops.append(element if isinstance(element, tf.Operation) else element.op)
+    return ops
+
+
+def needed_ops(ops: list[Any], fed: frozenset[str]) -> set[str]:
+    """The ops a run of `ops` needs: their inputs' ops, recursively, up to the `fed` tensors
+    (a fed tensor's op does not run: the feed takes its place)."""
+    seen: set[str] = set()
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        stack.extend(t.op for t in op.inputs if t.name not in fed)
+        stack.extend(op.control_inputs)
+    return seen
 
 
 def _unplaceable_op(message: str) -> str | None:

@@ -29,7 +29,7 @@ from devplace.errors import Error
 from devplace.feeds import accepts_feed_dict
 from devplace.printed import Printed, trace_line, trace_table
 from devplace.report import OpPlacement, PlacementReport
-from devplace.session import check_session
+from devplace.session import check_session, fetch_ops, needed_ops
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
 
 __all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
@@ -134,7 +134,7 @@ class TracedRun(Printed):
             if name not in ran:  # else another output of the op was computed: it ran
                 op = self.graph.get_operation_by_name(name)
                 ops.append(OpPlacement(name, op.type, op.device, device, fed=True))
-        wanted = _closure(_fetch_ops(self.graph, self.fetches), self.fed)
+        wanted = needed_ops(fetch_ops(self.graph, self.fetches), self.fed)
         ops.sort(key=lambda op: op.name)
         return PlacementReport(ops, self.transfers, sorted(wanted - ran), self.fetched)
 
@@ -197,29 +197,6 @@ def _thread_name(lane: str | None, tid: Any) -> str:
         return f"thread {tid}"
     kind = lane_kind(lane)[0]
     return f"ops, thread {tid}" if kind == "op" else f"{_PLURAL[kind]} ({lane})"
-
-
-def _fetch_ops(graph: Any, fetches: Any) -> list[Any]:
-    ops = []
-    for fetch in tf.nest.flatten(fetches):
-        element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
-        ops.append(element if isinstance(element, tf.Operation) else element.op)
-    return ops
-
-
-def _closure(ops: list[Any], fed: frozenset[str]) -> set[str]:
-    """The ops a run of `ops` needs: their inputs' ops, recursively, up to the `fed` tensors
-    (a fed tensor's op does not run: the feed takes its place)."""
-    seen: set[str] = set()
-    stack = list(ops)
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        stack.extend(t.op for t in op.inputs if t.name not in fed)
-        stack.extend(op.control_inputs)
-    return seen
 
 
 def _output_sizes(metadata: Any) -> dict[str, list[int]]:
