@@ -137,11 +137,13 @@ function BFGS!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
         evals == 0 && @info "Optimization starts..."   # once the loss runs: not before an error
         println("iter $evals, current loss=", l)
         current, values, evals = l, vs, evals + 1
+        return nothing  # what a callback returns goes back to Python
     end
     function print_step(_)
         println("================ STEP $(length(losses)) ===============")
         callback === nothing || callback(collect(values), length(losses), current)
         push!(losses, current)
+        return nothing
     end
     ScipyOptimizerMinimize(sess, opt; loss_callback = print_loss, step_callback = print_step,
                            fetches = [loss, vars...],

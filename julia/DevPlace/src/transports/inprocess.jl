@@ -432,7 +432,8 @@ function julia_call(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::P
     try
         h = calling_peer()
         fid = UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), unsafe_load(args)))
-        xs = Tuple(plain_arg(unsafe_load(args, i)) for i in 2:nargs)
+        arg(i) = plain_arg(unsafe_load(args, i + 1))
+        xs = nargs == 2 ? (arg(1),) : nargs == 3 ? (arg(1), arg(2)) : Tuple(map(arg, 1:nargs-1))
         kind, answer = without_gil() do  # answer: a plain result as it is, else encoded
             kind, result = call_function(h, fid, xs, (), nothing)
             kind == REPLY && result isa PlainResult ? (kind, result) :
