@@ -8,7 +8,7 @@ import pytest
 import devplace as dp
 from devplace.cluster import Checkpointer, LocalCluster, PeerUnavailableError
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 TARGET = np.array([3.0, -1.0], np.float32)
 
@@ -32,6 +32,7 @@ def _steps(sess, w, train, first, last, ckpt):
     return seen
 
 
+@pytest.mark.slow
 def test_training_survives_a_ps_restart(tmp_path):
     with LocalCluster(ps=1, workers=1, start_timeout=120) as cluster:
         w, train = _model()

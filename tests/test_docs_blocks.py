@@ -26,8 +26,6 @@ import pytest
 from julia_runner import REPO, run_julia
 from markdown_it import MarkdownIt
 
-pytestmark = pytest.mark.slow
-
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LANGUAGES = ("python", "julia")
 NOT_RUN = re.compile(r"#\s*not run:\s*(?P<reason>.+)")
@@ -143,6 +141,7 @@ def test_blocks_are_found_with_their_lines_and_not_run_markers(tmp_path):
     assert [b.not_run_reason for b in found] == [None, "needs Slurm"]
 
 
+@pytest.mark.slow
 def test_a_failing_block_is_named_by_its_page_and_line(tmp_path):
     page = REPO / "docs" / "example-page.md"  # a name only: the page is never written
     code = "x = 1\nassert x == 2, 'x is not 2'\n"
@@ -153,6 +152,7 @@ def test_a_failing_block_is_named_by_its_page_and_line(tmp_path):
     assert 'File "docs/example-page.md", line 51' in done.stderr and "x is not 2" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_output_a_page_shows_is_compared_line_by_line_but_for_its_dots(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
@@ -177,6 +177,7 @@ def test_the_pages_have_blocks_of_both_languages():
     assert ("README.md", "python") in RUNS and ("README.md", "julia") in RUNS
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(TIMEOUT_S + 60)
 @pytest.mark.parametrize(("page", "language"), sorted(RUNS), ids=lambda v: str(v))
 def test_page_blocks_run_in_order(page, language, tmp_path):

@@ -11,8 +11,6 @@ from conftest import HAS_GPU
 
 from devplace.trace import read_trace
 
-pytestmark = pytest.mark.slow
-
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 
 # What the chapter-12 program prints, the same from Python and from Julia (its twin).
@@ -112,6 +110,7 @@ def test_every_example_has_expectations():
     assert on_disk == set(EXPECTED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs(name, tmp_path):
     result = run_example(name, tmp_path)

@@ -17,8 +17,6 @@ import pytest
 from conftest import GPUS, HAS_GPU
 from julia_runner import REPO, TRANSPORTS, run_julia
 
-pytestmark = pytest.mark.slow
-
 # absl's prefix ("I0000 00:00:1795461485.725425    6349 profiler_session.cc:117] "), its
 # pre-InitializeLog banner, and cpu_feature_guard's unprefixed second line.
 TF_LOG = re.compile(
@@ -91,6 +89,7 @@ def test_only_devplace_tf_imports_tensorflow():
     assert direct == [], "import these from devplace._tf instead"
 
 
+@pytest.mark.slow
 def test_devplace_demo_prints_no_tensorflow_log(tmp_path):
     done = python(["-m", "devplace", "demo", "--out", str(tmp_path / "demo"), "--repeat", "1"])
     assert done.returncode == 0, done.stderr
@@ -99,6 +98,7 @@ def test_devplace_demo_prints_no_tensorflow_log(tmp_path):
     assert (tmp_path / "demo" / "colocate.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_script_with_run_profile_prints_no_tensorflow_log_and_keeps_the_placement_log(tmp_path):
     trace = tmp_path / "timeline.json"
     done = python(["-c", PROFILE_SCRIPT.format(path=str(trace))])
@@ -111,6 +111,7 @@ def test_script_with_run_profile_prints_no_tensorflow_log_and_keeps_the_placemen
     assert re.search(r"^mul: \(Mul\): /job:localhost/\S+/device:CPU:0$", done.stderr, re.M)
 
 
+@pytest.mark.slow
 def test_devplace_tf_log_shows_tensorflows_raw_log(tmp_path):
     done = python(["-c", PROFILE_SCRIPT.format(path=str(tmp_path / "t.json"))], DEVPLACE_TF_LOG="1")
     assert done.returncode == 0, done.stderr
@@ -135,6 +136,7 @@ dp.run(sess, checked, {{x: np.array([1.0, np.nan])}})
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", [None, "0"], ids=["default", "TF_CPP_MIN_LOG_LEVEL=0"])
 @pytest.mark.parametrize("device", ["/device:CPU:0", *GPUS])
 def test_a_failing_check_numerics_prints_only_the_error(device, level):
@@ -152,6 +154,7 @@ def test_a_failing_check_numerics_prints_only_the_error(device, level):
     assert done.stderr.index("printed by a run") < done.stderr.index("after that run")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU diagnosis; this machine has a GPU")
 def test_gpu_diagnosis_still_quotes_tensorflow():
     done = python(["-m", "devplace", "devices"])
@@ -173,6 +176,7 @@ println(stderr, "julia's stderr after")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_julia_session_prints_no_tensorflow_log_and_keeps_julias_stderr(monkeypatch, transport):
     for name in ("TF_CPP_MIN_LOG_LEVEL", "DEVPLACE_TF_LOG"):
@@ -210,6 +214,7 @@ print("stderr still goes to the console", file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 def test_sessions_in_threads_keep_the_log_off_and_the_placement_log_on():
     # Quiet runs share one redirection of fd 2; a log_placement run captures inside it, so
     # whichever ends first, each puts back what it found.

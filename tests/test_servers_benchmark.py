@@ -13,8 +13,6 @@ import servers  # noqa: E402
 
 from devplace.autoplacer.tf_graph import fetch_closure  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
 
 def test_the_towers_split_by_hand_puts_tower_1_alone_on_task_1():
     graph, fetch, _, _ = servers.GRAPHS["two_tower_mlp"]()
