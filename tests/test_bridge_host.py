@@ -13,9 +13,7 @@ from bridge_vectors import same
 from devplace.bridge import PROTOCOL_VERSION, frames, wire
 from devplace.bridge.wire import Handle, JuliaRef
 
-pytestmark = pytest.mark.slow  # each test starts a host process
-
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # each test starts a host process
 
 
 @pytest.fixture(scope="module")
