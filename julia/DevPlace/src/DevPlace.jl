@@ -85,6 +85,7 @@ ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian 
 # Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
 # the transports (pipes to a host process; libpython in this process), Python objects, then
 # the API.
+include("protocol.jl")
 include("frames.jl")
 include("transports/shm.jl")
 include("wire.jl")

@@ -1,16 +1,16 @@
 # Frames (docs/protocol.md, "Frames"), as python/devplace/bridge/frames.py: `u32 length |
 # u8 kind | u32 seq | body`, written from an `Encoder`'s parts and read whole.
 
-# Frame kinds.
-const REQUEST = 0x01
-const REPLY = 0x02
-const ERROR = 0x03
-const CALLBACK = 0x04
-const RELEASE = 0x05
-const HELLO = 0x06
+# Frame kinds (protocol.tsv says what each carries).
+const REQUEST = protocol_byte("frame", "REQUEST")
+const REPLY = protocol_byte("frame", "REPLY")
+const ERROR = protocol_byte("frame", "ERROR")
+const CALLBACK = protocol_byte("frame", "CALLBACK")
+const RELEASE = protocol_byte("frame", "RELEASE")
+const HELLO = protocol_byte("frame", "HELLO")
 
-const PROTOCOL_VERSION = 4
-const HEADER_BYTES = 5  # kind + seq, counted in a frame's length
+const PROTOCOL_VERSION = protocol_number("frame", "PROTOCOL_VERSION")
+const HEADER_BYTES = protocol_number("frame", "HEADER_BYTES")  # kind + seq, in a frame's length
 # The largest frame either side sends or accepts (its length field, docs/protocol.md): a length
 # above it is refused at once, not waited for.
 const MAX_FRAME = 1 << 31

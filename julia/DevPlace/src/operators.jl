@@ -14,12 +14,8 @@ import Statistics
 "A module attribute resolved once per host and cached."
 attribute(m::PyObject, name::String) = lazy_pyobject(() -> request(OP_GETATTR | BY_HANDLE, (m, name)))
 
-const UNARY = (:sin => "sin", :cos => "cos", :tan => "tan", :asin => "asin", :acos => "acos",
-               :atan => "atan", :sinh => "sinh", :cosh => "cosh", :tanh => "tanh",
-               :asinh => "asinh", :acosh => "acosh", :atanh => "atanh", :exp => "exp",
-               :log => "log", :log1p => "log1p", :expm1 => "expm1", :sqrt => "sqrt",
-               :abs => "abs", :sign => "sign", :floor => "floor", :ceil => "ceil",
-               :round => "round")
+"Julia's elementwise functions on tensors and their `elementwise` names (protocol.tsv)."
+const UNARY = Tuple(Symbol(row[2]) => row[3] for row in protocol_rows("unary"))
 
 const TF_ELEMENTWISE = attribute(SEMANTICS, "elementwise")  # tf.sin etc., straight into the graph
 
@@ -30,8 +26,6 @@ for (f, name) in UNARY
     @eval @doc $doc Base.$f(x::PyObject) = request(OP_CALL, ($fn, (x,)))
 end
 
-const TF_NEGATIVE = attribute(TF_ELEMENTWISE, "negative")
-Base.:-(x::PyObject) = request(OP_CALL, (TF_NEGATIVE, (x,)))
 Base.:+(x::PyObject) = x
 
 const SEM_MUL = attribute(SEMANTICS, "mul")

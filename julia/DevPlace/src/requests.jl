@@ -17,13 +17,13 @@ for line in eachline(OPCODES_FILE)
 end
 
 "`opcode | BY_HANDLE` asks for the result as a handle even when it could travel by value."
-const BY_HANDLE = 0x80
+const BY_HANDLE = protocol_byte("flag", "BY_HANDLE")
 
 """
 `opcode | IN_PLACE` lets the host read the request's shared arrays where they are, without a
 copy: Julia keeps them there until the reply (the outbox's `floor`). Only for requests whose
 Python side keeps no reference to them (`run`'s feeds).
 """
-const IN_PLACE = 0x40
+const IN_PLACE = protocol_byte("flag", "IN_PLACE")
 
 op_name(op::UInt8) = get(OP_NAMES, op & ~(BY_HANDLE | IN_PLACE), "unknown")

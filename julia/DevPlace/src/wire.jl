@@ -6,23 +6,23 @@
 # value is encoded and decoded in is a `Host`, or `nothing` when only bytes are checked (test
 # vectors); it answers the three functions declared below.
 
-# Value tags.
-const TAG_NONE = 0x00
-const TAG_FALSE = 0x01
-const TAG_TRUE = 0x02
-const TAG_INT = 0x03
-const TAG_FLOAT = 0x04
-const TAG_STR = 0x05
-const TAG_LIST = 0x06
-const TAG_TUPLE = 0x07
-const TAG_DICT = 0x08
-const TAG_BYTES = 0x09
-const TAG_SCALAR = 0x0a
-const TAG_NDARRAY = 0x0b
-const TAG_HANDLE = 0x0c
-const TAG_JLFUNC = 0x0d
-const TAG_DTYPE = 0x0e
-const TAG_SHARED = 0x0f
+# Value tags (protocol.tsv says what follows each).
+const TAG_NONE = protocol_byte("tag", "NONE")
+const TAG_FALSE = protocol_byte("tag", "FALSE")
+const TAG_TRUE = protocol_byte("tag", "TRUE")
+const TAG_INT = protocol_byte("tag", "INT")
+const TAG_FLOAT = protocol_byte("tag", "FLOAT")
+const TAG_STR = protocol_byte("tag", "STR")
+const TAG_LIST = protocol_byte("tag", "LIST")
+const TAG_TUPLE = protocol_byte("tag", "TUPLE")
+const TAG_DICT = protocol_byte("tag", "DICT")
+const TAG_BYTES = protocol_byte("tag", "BYTES")
+const TAG_SCALAR = protocol_byte("tag", "SCALAR")
+const TAG_NDARRAY = protocol_byte("tag", "NDARRAY")
+const TAG_HANDLE = protocol_byte("tag", "HANDLE")
+const TAG_JLFUNC = protocol_byte("tag", "JLFUNC")
+const TAG_DTYPE = protocol_byte("tag", "DTYPE")
+const TAG_SHARED = protocol_byte("tag", "SHARED")
 
 "Numeric types that travel by value, in the order of their wire dtype codes 1, 2, ..."
 const DTYPES = (Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
@@ -159,7 +159,7 @@ function encode_items!(enc::Encoder, ctx, tag, items)
 end
 
 "Values nest at most this many containers deep, both ways (docs/protocol.md, \"Values\")."
-const MAX_DEPTH = 200
+const MAX_DEPTH = protocol_number("limit", "MAX_DEPTH")
 
 # Python refuses what nests deeper, so Julia says so before anything is sent, and names the
 # value; a container inside itself (which would recurse without end) is the usual cause.
@@ -296,7 +296,7 @@ shared_array(::Nothing, T::Type, dims::Tuple, path, offset, stamp) =
 lookup_function(::Nothing, id::UInt64, name::String) = WireFunction(id, name)
 
 "The most dimensions an array may have: numpy's limit (`NPY_MAXDIMS`)."
-const MAX_DIMS = 64
+const MAX_DIMS = protocol_number("limit", "MAX_DIMS")
 
 "`N` array dimensions, each a size Julia can hold (below 2^63)."
 function read_dims(io::IO, N::Int)

@@ -98,7 +98,30 @@ end # module
 
 @testset "each source file uses only the files included before it" begin
     files, upward = Layering.upward_uses(joinpath(REPO, "julia", "DevPlace", "src"))
-    @test files[1:4] == ["frames.jl", "transports/shm.jl", "wire.jl", "requests.jl"]
+    @test files[1:5] == ["protocol.jl", "frames.jl", "transports/shm.jl", "wire.jl", "requests.jl"]
     @test any(startswith("adcme/"), files)  # the ADCME files are checked too
     @test isempty(upward) || (foreach(println, upward); false)
+end
+
+@testset "one protocol table: Julia's constants are protocol.tsv's" begin
+    rows = [split(line, '\t') for line in eachline(D.PROTOCOL_FILE)
+            if !isempty(line) && !startswith(line, '#')]
+    value(group, name) = only(r[3] for r in rows if r[1] == group && r[2] == name)
+    for r in rows
+        r[1] == "tag" && @test getfield(D, Symbol("TAG_", r[2])) === UInt8(parse(Int, r[3]))
+        r[1] == "frame" && r[2] in ("REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO") &&
+            @test getfield(D, Symbol(r[2])) === UInt8(parse(Int, r[3]))
+    end
+    @test D.PROTOCOL_VERSION == parse(Int, value("frame", "PROTOCOL_VERSION"))
+    @test (D.BY_HANDLE, D.IN_PLACE) === (0x80, 0x40)
+    @test (D.MAX_DEPTH, D.MAX_DIMS) == (200, 64)
+    @test (D.STAMP_BYTES, D.HEAD_BYTES, D.ARRAY_ALIGN) == (8, 16, 64)
+    # segment names: made and read the same way on both sides
+    @test D.segment_name(4242, 7) == value("shm", "EXAMPLE") == "devplace-4242-7"
+    @test D.segment_owner(value("shm", "EXAMPLE")) == (4242, 7)
+    @test D.segment_owner("devplace-12-x") === nothing && D.segment_owner("other-1-2") === nothing
+    # every elementwise function of the table is a method for tensors
+    unary = [Symbol(r[2]) for r in rows if r[1] == "unary"]
+    @test collect(first.(D.UNARY)) == unary
+    @test all(f -> hasmethod(getfield(Base, f), Tuple{D.PyObject}), unary)
 end

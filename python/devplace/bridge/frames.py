@@ -12,6 +12,7 @@ import struct
 import time
 from typing import Any
 
+from devplace.bridge.protocol import FRAMES
 from devplace.errors import Error
 
 __all__ = [
@@ -26,17 +27,20 @@ __all__ = [
     "FrameWriter",
 ]
 
-REQUEST = 1  # Julia -> Python: u8 opcode + one value (a tuple of arguments)
-REPLY = 2  # either way: one value, the result of request/callback `seq`
-ERROR = 3  # either way: (type, message, traceback) strings for request/callback `seq`
-CALLBACK = 4  # Python -> Julia: (function id, args tuple, kwargs dict)
-RELEASE = 5  # either way, no reply: a list of ids the sender no longer uses
-HELLO = 6  # Python -> Julia once at start: dict with protocol version, pid, python version
+# Frame kinds (protocol.tsv says what each carries).
+REQUEST = FRAMES["REQUEST"]
+REPLY = FRAMES["REPLY"]
+ERROR = FRAMES["ERROR"]
+CALLBACK = FRAMES["CALLBACK"]
+RELEASE = FRAMES["RELEASE"]
+HELLO = FRAMES["HELLO"]
+#: HELLO's protocol version; both ends refuse another.
+PROTOCOL_VERSION = FRAMES["PROTOCOL_VERSION"]
 KINDS = frozenset((REQUEST, REPLY, ERROR, CALLBACK, RELEASE, HELLO))
 
 HEADER = struct.Struct("<IBI")
 #: Bytes of kind + seq, counted in `length`.
-MIN_LENGTH = 5
+MIN_LENGTH = FRAMES["HEADER_BYTES"]
 #: Largest frame either side sends or accepts (bytes after the length field, docs/protocol.md):
 #: a longer one is refused at once, not waited for.
 DEFAULT_MAX_FRAME = 1 << 31

@@ -24,6 +24,7 @@ from devplace._tf import (
     plain_graph_mode,
     tf,
 )
+from devplace.bridge import protocol
 
 __all__ = ["UNARY", "binary", "constant", "unary"]
 
@@ -32,32 +33,12 @@ _INTEGERS = frozenset(
     {tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64}
 )
 
-#: Julia's elementwise functions: the public TF function, the op it makes, and dtypes for
-#: which the public function makes something else (complex `abs` and `sign`, integer `round`).
+#: Julia's elementwise functions (protocol.tsv's `unary` rows): the public TF function, the op
+#: it makes, and dtypes for which the public function makes something else (complex `abs` and
+#: `sign`, integer `round`).
 _UNARY_OPS: dict[str, tuple[str, frozenset[Any]]] = {
-    "sin": ("Sin", frozenset()),
-    "cos": ("Cos", frozenset()),
-    "tan": ("Tan", frozenset()),
-    "asin": ("Asin", frozenset()),
-    "acos": ("Acos", frozenset()),
-    "atan": ("Atan", frozenset()),
-    "sinh": ("Sinh", frozenset()),
-    "cosh": ("Cosh", frozenset()),
-    "tanh": ("Tanh", frozenset()),
-    "asinh": ("Asinh", frozenset()),
-    "acosh": ("Acosh", frozenset()),
-    "atanh": ("Atanh", frozenset()),
-    "exp": ("Exp", frozenset()),
-    "log": ("Log", frozenset()),
-    "log1p": ("Log1p", frozenset()),
-    "expm1": ("Expm1", frozenset()),
-    "sqrt": ("Sqrt", frozenset()),
-    "floor": ("Floor", frozenset()),
-    "ceil": ("Ceil", frozenset()),
-    "negative": ("Neg", frozenset()),
-    "abs": ("Abs", _COMPLEX),
-    "sign": ("Sign", _COMPLEX),
-    "round": ("Round", _INTEGERS),
+    name: (op, {"complex": _COMPLEX, "integer": _INTEGERS}.get(other, frozenset()))
+    for name, (op, other) in protocol.UNARY.items()
 }
 
 #: Python's tensor operators: the op each makes, the name it gives it, and dtypes for which it

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from devplace.bridge import protocol
 from devplace.bridge.callbacks import JuliaError
 
 __all__ = [
@@ -28,11 +29,11 @@ __all__ = [
     "read_opcodes",
 ]
 
-BY_HANDLE = 0x80
+BY_HANDLE = protocol.FLAGS["BY_HANDLE"]
 #: The request's shared arrays are read where Julia wrote them, not copied out: Julia keeps them
 #: there until the reply. Only for requests whose operation keeps no reference to its arguments
 #: (DevPlace.jl's `run`: TensorFlow reads the feeds during the run).
-IN_PLACE = 0x40
+IN_PLACE = protocol.FLAGS["IN_PLACE"]
 FLAGS = BY_HANDLE | IN_PLACE
 
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from devplace.bridge.protocol import LIMITS, TAGS
 from devplace.errors import Error
 
 __all__ = [
@@ -27,23 +28,23 @@ __all__ = [
     "encode",
 ]
 
-# Value tags (one byte each).
-NONE = 0x00
-FALSE = 0x01
-TRUE = 0x02
-INT = 0x03  # int64
-FLOAT = 0x04  # float64
-STR = 0x05  # u32 length + UTF-8
-LIST = 0x06  # u32 count + values
-TUPLE = 0x07  # u32 count + values
-DICT = 0x08  # u32 count + (key, value) pairs
-BYTES = 0x09  # u32 length + raw bytes
-SCALAR = 0x0A  # u8 dtype + one element
-NDARRAY = 0x0B  # u8 dtype + u8 ndim + ndim * u64 dims + column-major data
-HANDLE = 0x0C  # u64 id of an object in the Python host's handle table
-JLFUNC = 0x0D  # u64 id of a Julia callable + STR-encoded name (without tag)
-DTYPE = 0x0E  # u8 dtype: a numeric type (Julia `Float64` <-> numpy `float64`)
-SHARED = 0x0F  # u8 dtype + u8 ndim + ndim * u64 dims + STR path + u64 offset + u64 stamp
+# Value tags (one byte each; protocol.tsv says what follows each).
+NONE = TAGS["NONE"]
+FALSE = TAGS["FALSE"]
+TRUE = TAGS["TRUE"]
+INT = TAGS["INT"]
+FLOAT = TAGS["FLOAT"]
+STR = TAGS["STR"]
+LIST = TAGS["LIST"]
+TUPLE = TAGS["TUPLE"]
+DICT = TAGS["DICT"]
+BYTES = TAGS["BYTES"]
+SCALAR = TAGS["SCALAR"]
+NDARRAY = TAGS["NDARRAY"]
+HANDLE = TAGS["HANDLE"]
+JLFUNC = TAGS["JLFUNC"]
+DTYPE = TAGS["DTYPE"]
+SHARED = TAGS["SHARED"]
 
 #: dtype code <-> numpy dtype; Julia uses the same numbering (wire.jl).
 DTYPE_CODES: dict[int, np.dtype[Any]] = {
@@ -66,7 +67,7 @@ _CODE_OF: dict[np.dtype[Any], int] = {dt: code for code, dt in DTYPE_CODES.items
 _CODE_OF_TYPE: dict[type, int] = {dt.type: code for code, dt in DTYPE_CODES.items()}
 
 #: Nesting deeper than this is refused (a forged frame must not exhaust the stack).
-MAX_DEPTH = 200
+MAX_DEPTH = LIMITS["MAX_DEPTH"]
 
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")

@@ -12,7 +12,7 @@
 # (which another PID namespace sharing the folder reads as another process), tells the cleaner
 # which outboxes are left over.
 
-const SHM_PREFIX = "devplace-"
+const SHM_PREFIX = protocol_text("shm", "PREFIX")
 
 "The folder outboxes are made in (`ENV[\"DEVPLACE_SHM_DIR\"]`, default `/dev/shm`)."
 const SHM_DIR = Ref("/dev/shm")
@@ -39,11 +39,12 @@ const EEXIST = Cint(17)
 const LOCK_EX = Cint(2)
 const LOCK_NB = Cint(4)
 # Names tried for a new outbox: a process of another PID namespace may hold ours.
-const OUTBOX_NAMES = 64
-const STAMP_BYTES = 8
-const HEAD_BYTES = 16  # before each array: how many of its bytes are written (`ready`), its stamp
+const OUTBOX_NAMES = protocol_number("shm", "OUTBOX_NAMES")
+const STAMP_BYTES = protocol_number("shm", "STAMP_BYTES")
+# Before each array: how many of its bytes are written (`ready`), then its stamp.
+const HEAD_BYTES = protocol_number("shm", "HEAD_BYTES")
 # Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
-const ARRAY_ALIGN = 64
+const ARRAY_ALIGN = protocol_number("shm", "ARRAY_ALIGN")
 
 """
     WireShared(T, dims, path, offset, stamp)
@@ -125,7 +126,7 @@ function outbox()
     path = ""
     for _ in 1:OUTBOX_NAMES
         OUTBOX_COUNT[] += 1
-        path = joinpath(SHM_DIR[], string(SHM_PREFIX, getpid(), "-", OUTBOX_COUNT[]))
+        path = joinpath(SHM_DIR[], segment_name(getpid(), OUTBOX_COUNT[]))
         fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path,
                    O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, Cint(0o600))
         if fd < 0
@@ -299,6 +300,18 @@ function map_inbox(path::String, need::Int)
     end
 end
 
+"The name of shared-memory segment `number` of process `pid` (`devplace-<pid>-<n>`)."
+segment_name(pid::Integer, number::Integer) = string(SHM_PREFIX, pid, "-", number)
+
+"(pid, number) of a segment's name (`segment_name`), or `nothing` for any other name."
+function segment_owner(name::AbstractString)
+    startswith(name, SHM_PREFIX) || return nothing
+    parts = split(name[length(SHM_PREFIX)+1:end], '-')
+    length(parts) == 2 || return nothing
+    pid, number = tryparse.(Int, parts)
+    return pid === nothing || number === nothing ? nothing : (pid, number)
+end
+
 """
     clean_stale_segments()
 
@@ -312,9 +325,7 @@ function clean_stale_segments()
         return nothing
     end
     for name in names
-        parts = split(name, '-')  # devplace-<pid>-<n> only
-        (startswith(name, SHM_PREFIX) && length(parts) == 3 &&
-         all(p -> tryparse(Int, p) !== nothing, parts[2:3])) || continue
+        segment_owner(name) === nothing && continue
         path = joinpath(SHM_DIR[], name)
         fd = ccall(:open, Cint, (Cstring, Cint, Cint...), path, O_RDONLY | O_CLOEXEC, Cint(0))
         fd < 0 && continue

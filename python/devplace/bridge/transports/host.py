@@ -22,7 +22,7 @@ from devplace.bridge.transports import shm
 
 __all__ = ["PROTOCOL_VERSION", "STACK_HEADROOM", "Host", "ProtocolError", "StreamClosed"]
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = frames.PROTOCOL_VERSION
 
 
 class Host(Peer):

@@ -29,16 +29,17 @@ from typing import Any
 
 import numpy as np
 
+from devplace.bridge.protocol import SHM, segment_name
 from devplace.errors import Error
 
 __all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
 
-PREFIX = "devplace-"
+PREFIX = str(SHM["PREFIX"])
 _STAMP = struct.Struct("<Q")
 #: Before each array: how many of its bytes are written (`ready`), then its stamp.
-_HEAD = 2 * _STAMP.size
+_HEAD = int(SHM["HEAD_BYTES"])
 #: Arrays start 64-byte aligned: TensorFlow feeds an array in place only then (Eigen's alignment).
-ALIGN = 64
+ALIGN = int(SHM["ARRAY_ALIGN"])
 #: `fill` publishes its progress after about this many bytes.
 CHUNK = 1 << 20
 #: Stores become visible to the other core in program order (x86's TSO), so a reader may copy
@@ -46,7 +47,7 @@ CHUNK = 1 << 20
 #: arrays are written whole before it is sent.
 _PROGRESSIVE = platform.machine().lower() in ("x86_64", "amd64")
 #: Names tried for a new outbox: a process of another PID namespace may hold ours.
-_NAMES = 64
+_NAMES = int(SHM["OUTBOX_NAMES"])
 
 
 class SegmentError(Error, ValueError):
@@ -147,7 +148,7 @@ class Outbox:
         """A new outbox file, locked as long as this process lives (the sign that it does)."""
         for _ in range(_NAMES):
             self._count += 1
-            self.path = os.path.join(self.folder, f"{PREFIX}{os.getpid()}-{self._count}")
+            self.path = os.path.join(self.folder, segment_name(os.getpid(), self._count))
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             except FileExistsError:
