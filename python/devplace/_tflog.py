@@ -22,7 +22,6 @@ import struct
 import sys
 import termios
 import threading
-from collections.abc import Iterator
 
 from devplace._tf import LOG_PREFIX_AFTER_LEVEL, RAW_LOG
 
@@ -154,14 +153,22 @@ def _unread(fd: int) -> int:
 _REDIRECT = _Redirect()
 
 
-@contextlib.contextmanager
-def quiet_tf_log() -> Iterator[None]:
-    """Hold TensorFlow's C++ log lines off the console for the block (see the module doc)."""
-    if RAW_LOG:
-        yield
-        return
-    _REDIRECT.enter()
-    try:
-        yield
-    finally:
+class _Quiet:
+    """`quiet_tf_log`'s context: a class, not a generator, since every session call enters it
+    (a generator-based one cost a microsecond more per call)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _REDIRECT.enter()
+
+    def __exit__(self, *exc: object) -> None:
         _REDIRECT.leave()
+
+
+_QUIET = contextlib.nullcontext() if RAW_LOG else _Quiet()
+
+
+def quiet_tf_log() -> contextlib.AbstractContextManager[None]:
+    """Hold TensorFlow's C++ log lines off the console for the block (see the module doc)."""
+    return _QUIET
