@@ -14,14 +14,9 @@ from devplace import _tf
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "devplace"
 
-#: Uses the scan finds in files this task may not edit, with why they stay: each must still be
-#: there (the list only shrinks).
-KNOWN = {
-    # Owned by the transports' engineer (issue 51 item 4 leaves it for them): it wraps
-    # BaseSession._call_tf_sessionrun to serve py_func ops on Python's thread.
-    ("bridge/transports/inprocess.py", "tensorflow.python.client"),
-    ("bridge/transports/inprocess.py", "_call_tf_sessionrun"),
-}
+#: Uses the scan finds outside `_tf.py`, with why they stay: each must still be there (the list
+#: only shrinks). None now.
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _resolve(owner: str) -> Any:

@@ -200,7 +200,7 @@ _ops.SymbolicTensor.numpy = property(_no_numpy)
 #: holds it (a class's instance attributes included). tests/test_tf_adapter.py checks that each
 #: still resolves on the installed TensorFlow, so an upgrade names at once what it broke.
 INTERNALS: dict[str, tuple[str, ...]] = {
-    "tensorflow.python.client.session.BaseSession": ("_config",),
+    "tensorflow.python.client.session.BaseSession": ("_config", "_call_tf_sessionrun"),
     "tensorflow.python.client.timeline": ("Timeline",),
     "tensorflow.python.eager.context": ("context", "context_safe"),
     "tensorflow.python.eager.context.Context": ("_context_handle", "context_switches"),
@@ -396,6 +396,15 @@ def variable_scope_store(graph: Any) -> Any:
     first use); else None."""
     stores = graph.get_collection(_variable_scope._VARSCOPESTORE_KEY)
     return stores[0] if stores else None
+
+
+def wrap_session_runs(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """Route every TF1 session run of this process (`Session.run`, callables) through
+    `wrap(plain)`, which gets TensorFlow's own call (`BaseSession._call_tf_sessionrun`, with the
+    session and its arguments) and returns the one to use instead."""
+    from tensorflow.python.client import session
+
+    session.BaseSession._call_tf_sessionrun = wrap(session.BaseSession._call_tf_sessionrun)
 
 
 def wrapped_module(module: Any) -> Any:

@@ -363,21 +363,23 @@ def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]])
 def _serve_py_funcs(peer: InProcess) -> None:
     """Route session runs of graphs with py_func ops through `peer.serve_run` while Julia
     functions live in Python (else a run costs nothing more)."""
-    from tensorflow.python.client import session
+    from devplace._tf import wrap_session_runs
 
-    plain = session.BaseSession._call_tf_sessionrun
     versions: dict[int, tuple[int, bool]] = {}
 
-    def call_tf_sessionrun(self: Any, *args: Any) -> Any:
-        if (
-            peer.julia_functions
-            and threading.get_ident() == peer._thread
-            and _runs_julia_on_tf_threads(self.graph, versions)
-        ):
-            return peer.serve_run(lambda: plain(self, *args))
-        return plain(self, *args)
+    def serving(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def call_tf_sessionrun(self: Any, *args: Any) -> Any:
+            if (
+                peer.julia_functions
+                and threading.get_ident() == peer._thread
+                and _runs_julia_on_tf_threads(self.graph, versions)
+            ):
+                return peer.serve_run(lambda: plain(self, *args))
+            return plain(self, *args)
 
-    session.BaseSession._call_tf_sessionrun = call_tf_sessionrun
+        return call_tf_sessionrun
+
+    wrap_session_runs(serving)
 
 
 class _Loader:
