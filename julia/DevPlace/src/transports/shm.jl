@@ -321,8 +321,9 @@ holds the lock of (`lock_segment`), whatever PID namespace made them; others' st
 function clean_stale_segments()
     names = try
         readdir(SHM_DIR[])
-    catch
-        return nothing
+    catch err
+        err isa InterruptException && rethrow()
+        return nothing  # no folder to clean
     end
     for name in names
         segment_owner(name) === nothing && continue
