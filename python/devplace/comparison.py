@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tabulate import tabulate
 
-from devplace.devices import parse_device
+from devplace.devices import LOGICAL_CPU_CAVEAT, caveat_lines, logical_cpus
 from devplace.formatting import format_bytes, format_time
 from devplace.printed import Printed
 from devplace.trace import Trace, read_trace
@@ -21,27 +20,6 @@ __all__ = [
     "compare",
     "logical_cpus",
 ]
-
-LOGICAL_CPU_CAVEAT = (
-    "logical CPU devices share one thread pool and copy nothing: these times do not rank "
-    "placements; the placement and the transfers do"
-)
-
-
-def logical_cpus(devices: list[str] | tuple[str, ...]) -> bool:
-    """Whether some task of the trace has several CPU devices: logical devices of one process,
-    whose times cannot rank placements (see `LOGICAL_CPU_CAVEAT`)."""
-    tasks = [
-        (spec.job, spec.replica, spec.task)
-        for spec in map(parse_device, devices)
-        if spec.device_type == "CPU"
-    ]
-    return len(set(tasks)) < len(tasks)
-
-
-def caveat_lines(devices: list[str] | tuple[str, ...], width: int = 100) -> list[str]:
-    """The logical-CPU caveat wrapped to `width` characters, or nothing when it does not apply."""
-    return textwrap.wrap(f"Note: {LOGICAL_CPU_CAVEAT}.", width) if logical_cpus(devices) else []
 
 
 @dataclass(frozen=True, repr=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -21,11 +22,14 @@ from devplace.formatting import article
 
 __all__ = [
     "LOCAL_PREFIX",
+    "LOGICAL_CPU_CAVEAT",
     "MAX_INDEX",
     "MAX_SPEC_LENGTH",
     "Device",
     "DeviceSpecError",
     "canonical_device",
+    "caveat_lines",
+    "logical_cpus",
     "matches",
     "parse_device",
     "runtime_device",
@@ -268,3 +272,25 @@ def matches(spec: object, device: object) -> bool:
     want = parse_device(spec)
     got = _LOCAL.merge(parse_device(device))
     return all(getattr(want, f.name) in (None, getattr(got, f.name)) for f in fields(Device))
+
+
+LOGICAL_CPU_CAVEAT = (
+    "logical CPU devices share one thread pool and copy nothing: these times do not rank "
+    "placements; the placement and the transfers do"
+)
+
+
+def logical_cpus(devices: list[str] | tuple[str, ...]) -> bool:
+    """Whether some task of the trace has several CPU devices: logical devices of one process,
+    whose times cannot rank placements (see `LOGICAL_CPU_CAVEAT`)."""
+    tasks = [
+        (spec.job, spec.replica, spec.task)
+        for spec in map(parse_device, devices)
+        if spec.device_type == "CPU"
+    ]
+    return len(set(tasks)) < len(tasks)
+
+
+def caveat_lines(devices: list[str] | tuple[str, ...], width: int = 100) -> list[str]:
+    """The logical-CPU caveat wrapped to `width` characters, or nothing when it does not apply."""
+    return textwrap.wrap(f"Note: {LOGICAL_CPU_CAVEAT}.", width) if logical_cpus(devices) else []

@@ -192,7 +192,7 @@ def picture_bundle(
     """The timeline picture of a profile, a traced run or a saved profile (a `Trace`, e.g.
     `dp.read_trace("run.json")`) as a MIME bundle (SVG text, PNG bytes) and a one-line
     `text/plain` summary; the figure is drawn once for all formats asked."""
-    from devplace.plot import profile_figure
+    from devplace.drawing import timeline_figure
 
     wanted = [
         m for m in PICTURE_TYPES if (include is None or m in include) and m not in (exclude or ())
@@ -201,7 +201,8 @@ def picture_bundle(
     title = f"run_profile: median of {plural(runs, 'traced run')}" if runs else None
     if title is None and hasattr(run, "trace"):
         title = "traced run"
-    fig, trace = profile_figure(getattr(run, "trace", run), title=title)
+    trace = getattr(getattr(run, "run", run), "trace", run)  # a Profile's, a run's, a Trace
+    fig = timeline_figure(trace, title=title)
     bundle: dict[str, Any] = {
         "text/plain": (
             f"{type(run).__name__}: {plural(len(trace.graph_ops), 'op')} on "

@@ -86,7 +86,7 @@ def _error(command: str, err: Exception) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from devplace.comparison import caveat_lines
+    from devplace.devices import caveat_lines
     from devplace.formatting import fetched_line, format_bytes, format_time, plural
     from devplace.plot import plot_profile
 
