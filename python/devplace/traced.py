@@ -91,18 +91,23 @@ class TracedRun(Printed):
     def trace(self) -> Trace:
         """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`);
         fed tensors by the user's names (`x:0`), not the runtime's (`_arg_x_0_1:0`)."""
-        transfers, fetched = _crossings(self.run_metadata, self.graph, self._fed_args)
+        transfers, fetched = self._crossings
         return read_trace(self._timeline, transfers=transfers, fetched=fetched)
+
+    @cached_property
+    def _crossings(self) -> tuple[list[Transfer], list[Fetch]]:
+        """The transfers and fetches, read from the partition graphs alone (no timeline)."""
+        return _crossings(self.run_metadata, self.graph, self._fed_args)
 
     @property
     def transfers(self) -> list[Transfer]:
         """The cross-device transfers: `_Send`/`_Recv` pairs of the partition graphs."""
-        return self.trace.transfers
+        return self._crossings[0]
 
     @property
     def fetched(self) -> list[Fetch]:
         """The tensors fetched to the client, each from the device it comes from."""
-        return self.trace.fetched
+        return self._crossings[1]
 
     @property
     def step_time_us(self) -> float:
@@ -114,7 +119,8 @@ class TracedRun(Printed):
         return {op.name: op for op in self.trace.ops}
 
     def placement(self) -> PlacementReport:
-        """Where every op ran (from the partition graphs) and what crossed devices."""
+        """Where every op ran and what crossed devices, from the partition graphs alone (the
+        timeline, `trace`, is not read)."""
         ops: list[OpPlacement] = []
         ran: set[str] = set()
         fed: dict[str, str] = {}  # fed op -> the device its feed came in on
