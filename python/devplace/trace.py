@@ -42,6 +42,7 @@ from devplace._gc import cycle_collector_paused
 from devplace._json import parse_json
 from devplace.devices import DeviceSpecError, parse_device, split_lane
 from devplace.errors import Error
+from devplace.trace_format import FLOW_END, FLOW_START, META, OP, PROCESS_NAME, compute_lane
 
 __all__ = [
     "MAX_DURATION_US",
@@ -394,12 +395,13 @@ class _Events:
         """pid -> (device, lane) for every `"<lane> Compute"` process."""
         lanes = {}
         for i, event in enumerate(self.events):
-            if event.get("ph") != "M" or event.get("name") != "process_name":
+            if event.get("ph") != META or event.get("name") != PROCESS_NAME:
                 continue
             label = self.text(i, "name", "")
-            if label.endswith(" Compute"):
+            lane = compute_lane(label)
+            if lane is not None:
                 try:
-                    lanes[self.scalar(i, "pid")] = split_lane(label[: -len(" Compute")])
+                    lanes[self.scalar(i, "pid")] = split_lane(lane)
                 except DeviceSpecError:
                     self.fail(f"traceEvents[{i}].args.name", "'<device> Compute'", label)
         return lanes
@@ -491,7 +493,7 @@ def _raw_entries(
     kinds = {pid: (device, *lane_kind(lane), lane) for pid, (device, lane) in lanes.items()}
     raw = []
     for i, event in enumerate(events.events):
-        if event.get("ph") != "X":
+        if event.get("ph") != OP:
             continue
         found = _quick_entry(event, kinds)
         if found is None:
@@ -555,7 +557,7 @@ def _flow_transfers(
     starts, ends = {}, {}
     for i, event in enumerate(events.events):
         phase = event.get("ph")
-        if phase != "s" and phase != "t":
+        if phase != FLOW_START and phase != FLOW_END:
             continue
         found = _quick_flow(event)
         if found is None:  # the checked way, which names what is wrong
@@ -565,7 +567,7 @@ def _flow_transfers(
             found += (events.time(i),)
         pid, cat, flow, ts = found
         if pid in lanes:
-            side = starts if phase == "s" else ends
+            side = starts if phase == FLOW_START else ends
             side[cat, flow] = (str(event.get("name")), lanes[pid][0], float(ts))
     flows = sorted(
         (ts - origin, ends[key][2] - origin, tensor, device, ends[key][1])

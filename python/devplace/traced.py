@@ -31,6 +31,7 @@ from devplace.printed import Printed, trace_line, trace_table
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session, fetch_ops, needed_ops
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
+from devplace.trace_format import META, OP, compute_lane, thread_name_event
 
 __all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
 
@@ -150,29 +151,23 @@ class TracedRun(Printed):
         names and each op's output bytes (`args.bytes`)."""
         trace = json.loads(chrome_trace(self.run_metadata.step_stats, self.graph))
         events = trace["traceEvents"]
-        used = {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") != "M"}
+        used = {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") != META}
         lanes = {
-            e["pid"]: split_lane(e["args"]["name"].rsplit(" ", 1)[0])[1]
+            e["pid"]: split_lane(lane)[1]
             for e in events
-            if e.get("ph") == "M" and e["args"]["name"].endswith(" Compute")
+            if e.get("ph") == META and (lane := compute_lane(e["args"]["name"])) is not None
         }
         sizes = _output_sizes(self.run_metadata)
         for e in events:
-            if e.get("ph") == "X" and lanes.get(e.get("pid")) == "":
+            if e.get("ph") == OP and lanes.get(e.get("pid")) == "":
                 e["args"]["bytes"] = sum(sizes.get(e["args"]["name"], []))
         pids = {pid for pid, _ in used}
         threads = [
-            {
-                "name": "thread_name",
-                "ph": "M",
-                "pid": pid,
-                "tid": tid,
-                "args": {"name": _thread_name(lanes.get(pid), tid)},
-            }
+            thread_name_event(pid, tid, _thread_name(lanes.get(pid), tid))
             for pid, tid in sorted(used, key=str)
         ]
         trace["traceEvents"] = [
-            e for e in events if e.get("ph") != "M" or e.get("pid") in pids
+            e for e in events if e.get("ph") != META or e.get("pid") in pids
         ] + threads
         return trace
 
