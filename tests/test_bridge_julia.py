@@ -4,6 +4,7 @@ so that they hold on machines without Julia too."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,20 +14,65 @@ from julia_runner import PROJECT, TRANSPORTS, run_julia
 import devplace as dp
 from devplace.bridge import julia_semantics as js
 
+TEST_DIR = PROJECT / "test"
+
+#: DevPlace.jl's test files (runtests.jl's TEST_FILES) in groups of similar time (1 to 3 min
+#: here; runtests.jl prints each file's), one Julia process each: pytest reports and times
+#: each group, and Julia's start is paid 4 times, not 32.
+SUITE_GROUPS = {
+    "bridge": (
+        "vectors.jl", "layering.jl", "overwrite.jl", "conversion.jl", "host.jl",
+        "callbacks.jl", "errors.jl", "macros.jl", "badinput.jl",
+    ),
+    "api": (
+        "api.jl", "indexing.jl", "tasks.jl", "seeds.jl", "tf1_programs.jl", "cluster.jl",
+        "handles.jl", "display.jl",
+    ),
+    "adcme-core": (
+        "adcme.jl", "adcme_api.jl", "adcme_api_ops.jl", "adcme_sparse.jl", "adcme_optim.jl",
+    ),
+    "adcme-kit": (
+        "adcme_layers.jl", "adcme_io.jl", "adcme_compat.jl", "adcme_rbf.jl", "adcme_flow.jl",
+        "adcme_ode.jl", "adcme_extra.jl", "adcme_kit.jl", "adcme_pcl.jl", "adcme_sqlite_ot.jl",
+    ),
+}  # fmt: skip
+
+
+def runtests_files() -> list[str]:
+    """runtests.jl's TEST_FILES, in order."""
+    text = (TEST_DIR / "runtests.jl").read_text(encoding="utf-8")
+    listed = re.search(r"^const TEST_FILES = \[\n(.*?)^\]", text, re.M | re.S)
+    assert listed, "runtests.jl has no `const TEST_FILES = [` list"
+    return re.findall(r'"([^"]+)"', listed.group(1))
+
+
+def test_the_suite_groups_hold_every_julia_test_file_once() -> None:
+    files = runtests_files()
+    grouped = [f for group in SUITE_GROUPS.values() for f in group]
+    on_disk = sorted(p.name for p in TEST_DIR.glob("*.jl") if p.name != "runtests.jl")
+    assert sorted(files) == on_disk, "runtests.jl's TEST_FILES must list every test/*.jl"
+    assert sorted(grouped) == sorted(files), "SUITE_GROUPS must hold each of TEST_FILES once"
+    for group in SUITE_GROUPS.values():  # each group keeps the whole run's order
+        assert list(group) == sorted(group, key=files.index)
+
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("group", SUITE_GROUPS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_devplace_jl_suite(tmp_path: Path, transport: str) -> None:
+def test_devplace_jl_suite(tmp_path: Path, transport: str, group: str) -> None:
+    files = SUITE_GROUPS[group]
     done = run_julia(
-        [str(PROJECT / "test" / "runtests.jl")], cwd=tmp_path, timeout=1100, transport=transport
+        [str(TEST_DIR / "runtests.jl"), *files], cwd=tmp_path, timeout=800, transport=transport
     )
     output = done.stdout + done.stderr
     marks = [i for i in (output.find("Test Failed"), output.find("Error During Test")) if i >= 0]
     where = min(marks) if marks else max(len(output) - 6000, 0)
     assert done.returncode == 0, output[where : where + 6000]  # the first failure, in full
     assert "DevPlace.jl" in done.stdout and "Fail" not in done.stdout.split("Test Summary:")[-1]
-    assert f"DevPlace.jl suite, transport: {transport}" in done.stdout  # none fell back
+    # none fell back to another transport, and every file of the group ran to its end
+    assert f"DevPlace.jl suite, transport: {transport}, files: {' '.join(files)}" in done.stdout
+    assert all(f"\n{file}: " in done.stdout for file in files), done.stdout[-3000:]
 
 
 def _run(t: object) -> object:

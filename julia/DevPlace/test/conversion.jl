@@ -1,7 +1,5 @@
 # Values through the running host and back: by value, column-major arrays, numpy scalars.
 
-echo(x) = D.request(D.OP_ECHO, (x,))
-
 @testset "round trips through the host" begin
     for x in (nothing, true, 42, -1.5, "héllo", (1, "x"), ["a", "b"], Dict("k" => 1.0),
               Float32(2), Int32(-3), UInt8(7), ComplexF64(1, 2), Float16(0.5),

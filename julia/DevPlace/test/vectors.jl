@@ -5,12 +5,6 @@ function vector_rows(name)
     return [split(l, '\t') for l in lines if !isempty(l) && !startswith(l, "#")]
 end
 
-"Equal value and equal type, recursively (so 1 == 1.0 does not pass)."
-same(a, b) = typeof(a) == typeof(b) && isequal(a, b)
-same(a::Tuple, b::Tuple) = length(a) == length(b) && all(same.(a, b))
-same(a::AbstractArray, b::AbstractArray) = typeof(a) == typeof(b) && size(a) == size(b) && all(same.(a, b))
-same(a::AbstractDict, b::AbstractDict) = typeof(a) == typeof(b) && keys(a) == keys(b) && all(same(a[k], b[k]) for k in keys(a))
-
 @testset "wire vectors" begin
     rows = vector_rows("values.tsv")
     @test length(rows) >= 30
