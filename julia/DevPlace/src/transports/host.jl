@@ -7,27 +7,27 @@
 # Frames travel on two dedicated pipes (fdio.jl): the host's fd 0 and fd 3; its fd 1 and 2
 # are Julia's stderr, so nothing it prints can land inside a frame.
 
-mutable struct Host <: Peer
+Base.@kwdef mutable struct Host <: Peer
     proc::Base.Process
     pipes::FramePipes
     gen::Int
-    pid::Int                     # 0 until the host said HELLO
-    booted::Bool                 # it sent a frame after HELLO: its start-up (TensorFlow) is done
+    pid::Int = 0                 # 0 until the host said HELLO
+    booted::Bool = false         # it sent a frame after HELLO: its start-up (TensorFlow) is done
     start_deadline::Float64      # start-up ends by then (`START_TIMEOUT`), whatever `TIMEOUT`
-    seq::UInt32
-    alive::Bool
-    timed_out::Bool
-    waiting_for::String
-    functions::Dict{UInt64,Any}  # Julia functions Python holds, by id
-    next_function::UInt64
-    errors::Dict{UInt64,Any}     # (exception, backtrace text) thrown in callbacks, by id
-    next_error::UInt64
-    depth::Int                   # requests waiting for their reply (nested through callbacks)
-    abandoned::Set{UInt32}       # interrupted requests whose replies are dropped on arrival
-    interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
-    sigint_sent::Bool            # the host was told about this Ctrl-C already
-    task::Int                    # the Julia task whose scopes the host has installed (0: none)
-    dropping::Bool               # decoding an abandoned request's answer
+    seq::UInt32 = 0
+    alive::Bool = true
+    timed_out::Bool = false
+    waiting_for::String = "start-up"
+    functions::Dict{UInt64,Any} = Dict{UInt64,Any}()  # Julia functions Python holds, by id
+    next_function::UInt64 = 0
+    errors::Dict{UInt64,Any} = Dict{UInt64,Any}()  # (exception, backtrace text) thrown in callbacks
+    next_error::UInt64 = 0
+    depth::Int = 0               # requests waiting for their reply (nested through callbacks)
+    abandoned::Set{UInt32} = Set{UInt32}()  # interrupted requests: replies dropped on arrival
+    interrupted::Bool = false    # a callback ended by Ctrl-C: the request it served throws too
+    sigint_sent::Bool = false    # the host was told about this Ctrl-C already
+    task::Int = 0                # the Julia task whose scopes the host has installed (0: none)
+    dropping::Bool = false       # decoding an abandoned request's answer
 end
 
 # Frames to the host go to its stdin, replies come on its fd 3, its stdout and stderr are
@@ -59,9 +59,8 @@ function spawn_host()
     close_fd(child_in)
     close_fd(child_out)
     GENERATION[] += 1
-    h = Host(proc, FramePipes(from_host, to_host), GENERATION[], 0, false,
-             time() + START_TIMEOUT[], UInt32(0), true, false, "start-up", Dict{UInt64,Any}(),
-             UInt64(0), Dict{UInt64,Any}(), UInt64(0), 0, Set{UInt32}(), false, false, 0, false)
+    h = Host(proc = proc, pipes = FramePipes(from_host, to_host), gen = GENERATION[],
+             start_deadline = time() + START_TIMEOUT[])
     HOST[] = h
     return h
 end

@@ -13,23 +13,23 @@
 Python in Julia's own process, as the peer of DevPlace's calls (see `Peer`): the Python
 `InProcess` object (`peer`) and its bound `request` and `release`.
 """
-mutable struct InProcess <: Peer
+Base.@kwdef mutable struct InProcess <: Peer
     gen::Int
-    pid::Int
-    alive::Bool
-    seq::UInt32                  # requests made (as the host's frames are numbered)
-    functions::Dict{UInt64,Any}  # Julia functions Python holds, by id
-    next_function::UInt64
-    errors::Dict{UInt64,Any}     # (exception, backtrace text) thrown in callbacks, by id
-    next_error::UInt64
-    interrupted::Bool            # a callback ended by Ctrl-C: the request it served throws too
-    task::Int                    # the Julia task whose scopes Python has installed (0: none)
-    lent::Vector{Int}            # while an answer is decoded: its arrays' handles (0: copy)
-    next_lent::Int
-    peer::Ptr{Cvoid}
-    request::Ptr{Cvoid}
-    release::Ptr{Cvoid}
-    run_fetch::Ptr{Cvoid}
+    pid::Int = getpid()
+    alive::Bool = true
+    seq::UInt32 = 0              # requests made (as the host's frames are numbered)
+    functions::Dict{UInt64,Any} = Dict{UInt64,Any}()  # Julia functions Python holds, by id
+    next_function::UInt64 = 0
+    errors::Dict{UInt64,Any} = Dict{UInt64,Any}()  # (exception, backtrace text) thrown in callbacks
+    next_error::UInt64 = 0
+    interrupted::Bool = false    # a callback ended by Ctrl-C: the request it served throws too
+    task::Int = 0                # the Julia task whose scopes Python has installed (0: none)
+    lent::Vector{Int} = Int[]    # while an answer is decoded: its arrays' handles (0: copy)
+    next_lent::Int = 0
+    peer::Ptr{Cvoid}             # the Python peer and its methods Julia calls
+    request::Ptr{Cvoid} = py_getattr(peer, "request")
+    release::Ptr{Cvoid} = py_getattr(peer, "release")
+    run_fetch::Ptr{Cvoid} = py_getattr(peer, "run_fetch")
 end
 
 const TRANSPORT = Ref(:auto)  # see `set_transport`
@@ -162,9 +162,7 @@ function start_inprocess()
         foreach(py_incref, builtins)  # the argument tuple takes these
         peer = checked(py_call(start, builtins..., py_int(BIG_PART)), "starting the peer")
         py_decref(start)
-        InProcess(GENERATION[], getpid(), true, UInt32(0), Dict{UInt64,Any}(), UInt64(0), Dict{UInt64,Any}(),
-                  UInt64(0), false, 0, Int[], 0, peer, py_getattr(peer, "request"), py_getattr(peer, "release"),
-                  py_getattr(peer, "run_fetch"))
+        InProcess(gen = GENERATION[], peer = peer)
     end
     take_releases(h.gen)
     HOST[] = h
