@@ -122,6 +122,27 @@ def test_milp_value_is_a_lower_bound_on_the_simulated_optimum(p: Problem):
     assert r.value <= simulate(p, r.assignment).makespan + 1e-6
 
 
+def test_milp_solves_a_model_highs_presolve_fails_on():
+    """Hypothesis found it: HiGHS's presolve stops with "Solve error" on this 3-op model (on
+    scipy 1.16's HiGHS), which the MILP placer then solves without presolve."""
+    cpu = ProblemDevice("cpu:0", "cpu", memory=np.inf)
+    accs = [ProblemDevice(f"acc:{i}", "acc", memory=1.0) for i in range(2)]
+    p = Problem(
+        names=["op0", "op1", "op2"],
+        devices=[cpu, *accs],
+        compute=np.array([[3.0, 1.0, 1.0], [6.0, 2.0, 2.0], [3.0, np.inf, np.inf]]),
+        edges=[(1, 2)],
+        xfer=np.array([0.0, 2.0, 0.0]),
+        link_alpha=np.zeros((3, 3)),
+        link_beta=np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 2.0], [1.0, 2.0, 0.0]]),
+        memory=np.zeros(3),
+        serial_links=False,
+    )
+    r = milp_placement(p, time_limit=30)
+    assert r.optimal
+    assert r.value == pytest.approx(simulate(p, exhaustive(p).assignment).makespan)
+
+
 def test_milp_is_exact_without_contention_on_a_fork():
     p = fork_join(2, 2, seed=3)
     p.serial_links = False

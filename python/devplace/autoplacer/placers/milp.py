@@ -166,6 +166,10 @@ def _no_overlap_rows(model: _Model, pairs: list[tuple[int, int]], big: float) ->
             model.add(_plus(second, {y: big, xi: -big, xj: -big}), -2 * big, np.inf)
 
 
+#: `scipy.optimize.milp`'s status when HiGHS itself failed (not: infeasible, or out of time).
+_SOLVE_ERROR = 4
+
+
 def _big_m(problem: Problem, upper: float | None) -> float:
     """A makespan no optimum exceeds: `upper`, else all work plus every transfer."""
     if upper is not None:
@@ -175,7 +179,9 @@ def _big_m(problem: Problem, upper: float | None) -> float:
     return float(slowest.sum() + worst_link.sum())
 
 
-def _solve(problem: Problem, state: Assigner, upper: float | None, seconds: float) -> Any:
+def _solve(
+    problem: Problem, state: Assigner, upper: float | None, seconds: float, presolve: bool = True
+) -> Any:
     """HiGHS's result for the MILP of `problem` (see the module docstring), and the model."""
     pairs = _unordered_pairs(problem, state.label)
     big = _big_m(problem, upper)
@@ -200,7 +206,7 @@ def _solve(problem: Problem, state: Assigner, upper: float | None, seconds: floa
         constraints=constraints,
         integrality=integrality,
         bounds=Bounds(lb, ub),
-        options={"time_limit": max(seconds, 0.0), "disp": False},
+        options={"time_limit": max(seconds, 0.0), "disp": False, "presolve": presolve},
     ), model
 
 
@@ -222,6 +228,8 @@ def milp_placement(
         raise AutoPlacementError(f"{refusal}; hint: use strategy 'search'")
     state = Assigner(problem)
     res, model = _solve(problem, state, upper, deadline - time.perf_counter())
+    if res.status == _SOLVE_ERROR:  # HiGHS's presolve fails on some small models: once without
+        res, model = _solve(problem, state, upper, deadline - time.perf_counter(), presolve=False)
     bound = float(getattr(res, "mip_dual_bound", None) or res.fun or problem.lower_bound())
     fallback = None
     if incumbent is not None and simulate(problem, incumbent).feasible:
