@@ -106,7 +106,8 @@ def test_autoplace_with_a_session_profiles_its_tasks_once_and_caches(session):
     assert "links between their tasks" in first.notes[0]
     assert first.notes[-1] == first.explain().splitlines()[0]  # why, in its first line
     problem = first.problem
-    assert problem.link_alpha[0, 1] > 0  # a measured link, not free logical CPUs
+    # a measured link, not free logical CPUs (a fit may put all of its cost in either term)
+    assert problem.link_alpha[0, 1] > 0 or problem.link_beta[0, 1] > 0
     assert [d.host for d in problem.devices] == [T0, T1]
     again = autoplace([y], DEVICES, session=sess, feed=feed, strategy="heft")
     assert again.notes[0] == f"used the profiles of {', '.join(DEVICES)} cached for this graph"
