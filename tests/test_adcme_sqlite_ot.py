@@ -22,7 +22,7 @@ import scipy.stats
 import devplace as dp
 from devplace.bridge.adcme import ot
 from devplace.bridge.adcme import sqlite as sq
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 tf = dp.tf
 

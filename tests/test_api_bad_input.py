@@ -13,8 +13,8 @@ import pkgutil
 import pytest
 
 import devplace as dp
-from devplace.atomic import FileWriteError
 from devplace.bridge.handles import UnknownHandleError
+from devplace.core.atomic import FileWriteError
 
 tf = dp.tf
 HINT = ("Hint:", "expected e.g.")  # devplace's two ways of saying what a valid input is

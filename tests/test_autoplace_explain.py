@@ -12,7 +12,7 @@ import devplace
 from devplace.autoplacer import Problem, ProblemDevice, simulate
 from devplace.autoplacer.explain import breakdown, explain_text
 from devplace.autoplacer.workloads import load_workload
-from devplace.formatting import format_time
+from devplace.core.formatting import format_time
 
 T0, T1 = "/job:w/task:0/device:CPU:0", "/job:w/task:1/device:CPU:0"
 

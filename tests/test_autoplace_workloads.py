@@ -11,8 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devplace import _json
-from devplace._json import parse_json
 from devplace.autoplacer import (
     NVLINK,
     PCIE,
@@ -35,6 +33,8 @@ from devplace.autoplacer.workloads import (
     small_graphs,
 )
 from devplace.cli import main
+from devplace.core import _json
+from devplace.core._json import parse_json
 
 TINY = {
     "maxSizePerFPGA": 10.0,

@@ -13,7 +13,7 @@ from test_demo import TRANSFERS
 import devplace as dp
 from devplace.cli import main
 from devplace.cli.devices import tensorflow_gpu_messages, why_no_gpu
-from devplace.formatting import format_bytes
+from devplace.core.formatting import format_bytes
 from devplace.trace import read_trace
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")

@@ -10,7 +10,6 @@ import time
 import pytest
 
 import devplace as dp
-from devplace.atomic import FileWriteError
 from devplace.cluster import (
     ClusterSpecError,
     address,
@@ -29,6 +28,7 @@ from devplace.cluster import (
 )
 from devplace.cluster.probe import ALIVE, GONE, SILENT, probe
 from devplace.cluster.state import ClusterState, ProcessEntry, read_state, stop_cluster
+from devplace.core.atomic import FileWriteError
 
 pytestmark = pytest.mark.timeout(60)
 

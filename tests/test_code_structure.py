@@ -7,7 +7,7 @@ delays the circle), except under `if TYPE_CHECKING:` and one edge: a Jupyter dis
 (`_repr_html_` and kin) importing `devplace.notebook`, the view of them all, to hand it the
 object. The renderer imports none of the modules whose objects it shows, not even through the
 modules it imports (it is handed them; `test_the_notebook_renderer_imports_no_module_it_renders`):
-only `devplace.formatting` and, when it draws a picture, `devplace.drawing`, which draws the
+only `devplace.core.formatting` and, when it draws a picture, `devplace.drawing`, which draws the
 `Trace` it is handed; any other import inside a hook counts.
 """
 

@@ -14,11 +14,11 @@ import pytest
 from trace_builders import hand_trace
 
 import devplace as dp
-from devplace import atomic
-from devplace.atomic import FileWriteError
 from devplace.bridge.adcme import io as adcme_io
 from devplace.cli import main
 from devplace.cluster import Checkpointer, write_spec
+from devplace.core import atomic
+from devplace.core.atomic import FileWriteError
 from devplace.plot import compare_profiles, plot_profile
 from devplace.tensorboard_log import tensorboard_from_profile
 
@@ -97,7 +97,7 @@ def test_a_device_or_a_pipe_is_written_in_place(written, tmp_path):
         [
             sys.executable,
             "-c",
-            "from devplace import atomic; atomic.write_text('/dev/stdout', 'hi')",
+            "from devplace.core import atomic; atomic.write_text('/dev/stdout', 'hi')",
         ],
         capture_output=True,
         text=True,

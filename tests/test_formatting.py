@@ -4,7 +4,7 @@ import pytest
 
 import devplace as dp
 from devplace.bridge.julia_semantics import summary
-from devplace.formatting import (
+from devplace.core.formatting import (
     article,
     byte_count,
     fetched_line,

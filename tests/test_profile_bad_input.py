@@ -23,9 +23,9 @@ from trace_builders import flow, hand_trace, process
 
 import devplace as dp
 import devplace.trace as trace_module
-from devplace.atomic import FileWriteError
 from devplace.cli import main
-from devplace.errors import Error
+from devplace.core.atomic import FileWriteError
+from devplace.core.errors import Error
 from devplace.plot import PictureError, plot_profile
 from devplace.trace import TraceError, read_trace
 

@@ -17,8 +17,8 @@ from test_rich_display import seed_graph
 
 import devplace as dp
 from devplace.cli import main
+from devplace.core.errors import ArgumentValueError
 from devplace.devices import short_device
-from devplace.errors import ArgumentValueError
 from devplace.tensorboard_log import NOT_RUN_ATTR, REQUESTED_DEVICE_ATTR, profile_graph
 from devplace.trace import read_trace
 

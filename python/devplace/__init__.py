@@ -6,7 +6,7 @@ and switches to graph mode when the first name that needs it is used), device sc
 profiles and placement reports. See docs/design.md for the contract shared with the Julia package.
 """
 
-from devplace._lazy import lazy_attributes
+from devplace.core._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -21,8 +21,8 @@ _LAZY = {
     "canonical_device": "devplace.devices",
     "parse_device": "devplace.devices",
     "gradients": "devplace.differentiation",
-    "DevplaceWarning": "devplace.errors",
-    "Error": "devplace.errors",
+    "DevplaceWarning": "devplace.core.errors",
+    "Error": "devplace.core.errors",
     "GpuMemoryOptionsWarning": "devplace.gpu_memory",
     "NoGpuError": "devplace.virtual_gpus",
     "NoGpuWarning": "devplace.virtual_gpus",

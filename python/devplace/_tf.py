@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from devplace._fdcapture import capture_fds
-from devplace.errors import Error, user_stacklevel
+from devplace.core.errors import Error, user_stacklevel
 from devplace.tf1_legacy import graft
 
 __all__ = [

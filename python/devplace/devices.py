@@ -17,8 +17,8 @@ import textwrap
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from devplace.errors import Error, quoted
-from devplace.formatting import article
+from devplace.core.errors import Error, quoted
+from devplace.core.formatting import article
 
 __all__ = [
     "LOCAL_PREFIX",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from devplace._tf import tf
-from devplace.errors import ArgumentTypeError, ArgumentValueError
+from devplace.core.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["gradients"]
 

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from devplace.errors import ArgumentTypeError
+from devplace.core.errors import ArgumentTypeError
 
 __all__ = ["accepts_feed_dict"]
 

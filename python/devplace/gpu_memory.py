@@ -14,7 +14,7 @@ import threading
 import warnings
 from typing import Any
 
-from devplace.errors import DevplaceWarning
+from devplace.core.errors import DevplaceWarning
 
 __all__ = ["GpuMemoryOptionsWarning", "note_session"]
 

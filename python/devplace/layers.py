@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from devplace._tf import tf
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = ["UPDATE_OPS", "batch_norm", "bn", "with_updates"]
 

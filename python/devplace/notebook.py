@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from devplace.formatting import fetched_line, format_bytes, format_time, plural
+from devplace.core.formatting import fetched_line, format_bytes, format_time, plural
 
 __all__ = [
     "MAX_ROWS",

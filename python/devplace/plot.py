@@ -26,9 +26,9 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from devplace._gc import cycle_collector_paused
-from devplace.atomic import folder_problem, replace_file
 from devplace.comparison import Comparison, compare
+from devplace.core._gc import cycle_collector_paused
+from devplace.core.atomic import folder_problem, replace_file
 from devplace.drawing import (
     SIZES,
     TRANSFER_COLOR,

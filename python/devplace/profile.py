@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from devplace.atomic import replace_file
-from devplace.errors import ArgumentValueError, Error
+from devplace.core.atomic import replace_file
+from devplace.core.errors import ArgumentValueError, Error
+from devplace.core.formatting import format_time, plural
+from devplace.core.printed import Printed, short, trace_table
 from devplace.feeds import accepts_feed_dict
-from devplace.formatting import format_time, plural
-from devplace.printed import Printed, short, trace_table
 from devplace.session import check_session
 from devplace.trace import TraceOp
 from devplace.traced import TracedRun

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf, thread_local_scope_stacks
+from devplace.core.errors import ArgumentTypeError, ArgumentValueError
 from devplace.devices import MAX_INDEX, DeviceSpecError, canonical_device
-from devplace.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = [
     "PS_OPS",

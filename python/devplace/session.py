@@ -14,6 +14,8 @@ from typing import Any
 from devplace._fdcapture import capture_fds
 from devplace._tf import session_config, tf
 from devplace._tflog import quiet_tf_log
+from devplace.core.errors import ArgumentTypeError, ArgumentValueError, Error
+from devplace.core.printed import names
 from devplace.devices import (
     Device,
     DeviceSpecError,
@@ -22,10 +24,8 @@ from devplace.devices import (
     parse_device,
     short_device,
 )
-from devplace.errors import ArgumentTypeError, ArgumentValueError, Error
 from devplace.feeds import accepts_feed_dict
 from devplace.gpu_memory import note_session
-from devplace.printed import names
 from devplace.session_options import (
     SessionOptionTypeError,
     build_config,

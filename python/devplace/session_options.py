@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from devplace._tf import tf
-from devplace.errors import SessionOptionError, SessionOptionTypeError
+from devplace.core.errors import SessionOptionError, SessionOptionTypeError
 from devplace.virtual_gpus import set_virtual_gpus
 
 __all__ = [

@@ -27,12 +27,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from devplace import atomic
 from devplace._tf import tf
-from devplace.errors import ArgumentValueError
+from devplace.core import atomic
+from devplace.core.errors import ArgumentValueError
+from devplace.core.formatting import plural
+from devplace.core.printed import Printed
 from devplace.feeds import accepts_feed_dict
-from devplace.formatting import plural
-from devplace.printed import Printed
 from devplace.report import PlacementReport
 from devplace.session import check_session
 from devplace.trace import Trace, TraceOp, read_trace
@@ -127,7 +127,7 @@ def write_events(logdir: str, graph_def: Any, run_metadata: Any, tag: str) -> st
     try:
         os.makedirs(logdir, exist_ok=True)
         # TF's writer reports few failures (a full disk is logged, not raised): it writes into a
-        # scratch folder, and the file is then written into place by devplace.atomic.
+        # scratch folder, and the file is then written into place by devplace.core.atomic.
         with tempfile.TemporaryDirectory(prefix=".devplace-", dir=logdir) as scratch:
             writer = tf.summary.FileWriter(scratch, graph_def=graph_def, filename_suffix=suffix)
             try:

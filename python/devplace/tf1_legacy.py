@@ -20,7 +20,7 @@ import types
 import warnings
 from typing import Any
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["REPLACEMENTS", "RemovedApiError", "graft"]
 

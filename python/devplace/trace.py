@@ -38,10 +38,10 @@ from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
-from devplace._gc import cycle_collector_paused
-from devplace._json import parse_json
+from devplace.core._gc import cycle_collector_paused
+from devplace.core._json import parse_json
+from devplace.core.errors import Error
 from devplace.devices import DeviceSpecError, parse_device, split_lane
-from devplace.errors import Error
 from devplace.trace_format import FLOW_END, FLOW_START, META, OP, PROCESS_NAME, compute_lane
 
 __all__ = [
@@ -258,12 +258,12 @@ class Trace:
         return sum(t.bytes or 0 for t in self.transfers)
 
     def __repr__(self) -> str:
-        from devplace.printed import trace_line
+        from devplace.core.printed import trace_line
 
         return trace_line("Trace", self, f"{self.source!r}, ")
 
     def __str__(self) -> str:
-        from devplace.printed import trace_table
+        from devplace.core.printed import trace_table
 
         return f"trace {self.source!r}: " + trace_table(self, "ops")
 

@@ -24,10 +24,10 @@ from functools import cached_property
 from typing import Any
 
 from devplace._tf import chrome_trace, tf
+from devplace.core.errors import Error
+from devplace.core.printed import Printed, trace_line, trace_table
 from devplace.devices import split_lane
-from devplace.errors import Error
 from devplace.feeds import accepts_feed_dict
-from devplace.printed import Printed, trace_line, trace_table
 from devplace.report import OpPlacement, PlacementReport
 from devplace.session import check_session, fetch_ops, needed_ops
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace

@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 from devplace._tf import GPU_MESSAGES, driver_present, tf
-from devplace.errors import DevplaceWarning, Error, SessionOptionError
+from devplace.core.errors import DevplaceWarning, Error, SessionOptionError
 from devplace.no_gpu import why_no_gpu
 
 __all__ = [

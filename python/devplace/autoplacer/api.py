@@ -21,9 +21,9 @@ from devplace.autoplacer.simulator import Schedule, simulate
 from devplace.autoplacer.strategies import Choice, choose, near_groupings
 from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
+from devplace.core.formatting import format_time, plural
+from devplace.core.printed import Printed, devices_line
 from devplace.feeds import accepts_feed_dict
-from devplace.formatting import format_time, plural
-from devplace.printed import Printed, devices_line
 
 __all__ = ["AutoPlacement", "autoplace"]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from devplace._gc import cycle_collector_paused
+from devplace.core._gc import cycle_collector_paused
 
 __all__ = ["main", "place_file", "register", "run", "summary"]
 
@@ -143,8 +143,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `devplace place` for parsed arguments; exit status 2 on bad input."""
-    from devplace.atomic import write_text
-    from devplace.errors import Error
+    from devplace.core.atomic import write_text
+    from devplace.core.errors import Error
 
     try:
         with cycle_collector_paused():

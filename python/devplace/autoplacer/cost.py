@@ -260,7 +260,7 @@ class DeviceProfiles:
 
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write the profiles as JSON (atomically); returns the path."""
-        from devplace.atomic import write_text
+        from devplace.core.atomic import write_text
 
         data = {
             "profiles": self.profiles,

@@ -14,7 +14,7 @@ import numpy as np
 
 from devplace.autoplacer.graph import Problem
 from devplace.autoplacer.simulator import simulate
-from devplace.formatting import byte_count, format_time, plural
+from devplace.core.formatting import byte_count, format_time, plural
 
 __all__ = ["Breakdown", "breakdown", "explain_text"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "PATH_BLOCK",

@@ -14,8 +14,8 @@ from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, 
 from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.timing import step_time_us
+from devplace.core.errors import DevplaceWarning, user_stacklevel
 from devplace.devices import canonical_device, matches, parse_device
-from devplace.errors import DevplaceWarning, user_stacklevel
 from devplace.feeds import accepts_feed_dict
 
 __all__ = ["PROFILE_REPEAT", "POOL_WITHIN", "pool_equal_tasks", "profile_devices", "profiled_cost"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from scipy.stats import binomtest
 
 from devplace.autoplacer.timing import measure_in_rounds
-from devplace.formatting import format_time
+from devplace.core.formatting import format_time
 
 __all__ = [
     "MAX_VERIFY_ROUNDS",

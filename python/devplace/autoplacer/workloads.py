@@ -23,8 +23,8 @@ from typing import NoReturn
 
 import numpy as np
 
-from devplace._json import parse_json
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
+from devplace.core._json import parse_json
 
 __all__ = [
     "MAX_CELLS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["CallbackDepthError", "JuliaError", "JuliaFunction"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["HandleTable", "UnknownHandleError"]
 

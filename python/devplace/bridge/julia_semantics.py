@@ -28,7 +28,7 @@ import devplace as dp
 from devplace._tf import tf
 from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
-from devplace.printed import Printed, short
+from devplace.core.printed import Printed, short
 from devplace.trace import Trace
 
 __all__ = [

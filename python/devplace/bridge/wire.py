@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from devplace.bridge.protocol import LIMITS, TAGS
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "DTYPE_CODES",

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-from devplace.formatting import format_bytes
+from devplace.core.formatting import format_bytes
 from devplace.no_gpu import why_no_gpu
 
 __all__ = ["device_rows", "register", "tensorflow_gpu_messages", "why_no_gpu"]

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["register"]
 
@@ -86,8 +86,8 @@ def _error(command: str, err: Exception) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from devplace.core.formatting import fetched_line, format_bytes, format_time, plural
     from devplace.devices import caveat_lines
-    from devplace.formatting import fetched_line, format_bytes, format_time, plural
     from devplace.plot import plot_profile
 
     try:

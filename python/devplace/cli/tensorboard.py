@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["register"]
 

@@ -6,7 +6,7 @@ Built on TF's own distributed runtime (`tf.compat.v1.train.Server`, `ClusterSpec
 side can call it as is.
 """
 
-from devplace._lazy import lazy_attributes
+from devplace.core._lazy import lazy_attributes
 
 # Each name loads its module on first use: `devplace cluster down` and the server processes do
 # not pay for what they do not use (the launcher and sessions load TensorFlow).

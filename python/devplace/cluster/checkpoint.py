@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from devplace._tf import tf
-from devplace.atomic import FileWriteError
 from devplace.cluster.errors import PEER_FAILURES
+from devplace.core.atomic import FileWriteError
 
 __all__ = ["Checkpointer"]
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "CoresError",

@@ -15,7 +15,7 @@ from typing import Any
 from devplace._tf import tf
 from devplace.cluster import spec as specs
 from devplace.cluster.probe import ALIVE, GONE, SILENT, probe_all
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "PEER_FAILURES",

@@ -21,10 +21,10 @@ import threading
 from pathlib import Path
 
 if __package__:
-    from devplace import atomic
     from devplace.cluster import netns, procs
-else:  # run as a script: the sibling modules and devplace/atomic.py, without importing devplace
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    from devplace.core import atomic
+else:  # run as a script: the sibling modules and core/atomic.py, without importing devplace
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "core"))
     import atomic  # type: ignore[import-not-found, no-redef]
     import netns  # type: ignore[import-not-found, no-redef]
     import procs  # type: ignore[import-not-found, no-redef]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import psutil
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["HostCheckError", "check_address", "check_port", "host_addresses", "public_addresses"]
 

@@ -31,7 +31,7 @@ from devplace.cluster import spec as specs
 from devplace.cluster.ready import wait_usable
 from devplace.cluster.state import ClusterState, ProcessEntry
 from devplace.cluster.task_logs import TASK_LOGS
-from devplace.errors import DevplaceWarning, Error
+from devplace.core.errors import DevplaceWarning, Error
 
 __all__ = ["ClusterStartError", "InsecureClusterWarning", "LocalCluster"]
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from functools import cache
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["NamespaceError", "isolate", "join_command", "loopback_up", "supported"]
 

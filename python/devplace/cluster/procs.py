@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "ProcessStartError",

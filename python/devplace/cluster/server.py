@@ -14,10 +14,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from devplace import atomic
 from devplace.cluster import cores as core_sets
 from devplace.cluster import host_checks, procs
-from devplace.errors import Error
+from devplace.core import atomic
+from devplace.core.errors import Error
 
 __all__ = ["main", "start_server"]
 

@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from devplace import atomic
 from devplace.cluster import cores as core_sets
 from devplace.cluster import host_checks, procs, task_config
 from devplace.cluster.probe import ready_words, wait_ready
-from devplace.errors import DevplaceWarning, Error
+from devplace.core import atomic
+from devplace.core.errors import DevplaceWarning, Error
 
 __all__ = ["ServeError", "UnauthenticatedServerWarning", "serve"]
 

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from devplace import atomic
+from devplace.core import atomic
+from devplace.core.errors import Error
+from devplace.core.formatting import article
 from devplace.devices import Device, canonical_device
-from devplace.errors import Error
-from devplace.formatting import article
 
 __all__ = [
     "ClusterSpecError",

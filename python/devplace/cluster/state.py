@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devplace import atomic
 from devplace.cluster import procs
+from devplace.core import atomic
 
 __all__ = ["ClusterState", "ProcessEntry", "default_state_file", "read_state", "stop_cluster"]
 

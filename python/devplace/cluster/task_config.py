@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devplace.cluster import spec as specs
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["TaskConfig", "TaskConfigError", "from_slurm", "from_spec", "from_tf_config"]
 

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["ASSEMBLERS", "AssemblerError", "Assemblers"]
 

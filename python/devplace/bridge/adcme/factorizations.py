@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.linalg
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["DEFAULT_CACHE", "FACTORIZATIONS", "FactorizationError", "Factorizations", "lu", "solve"]
 

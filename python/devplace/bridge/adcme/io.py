@@ -16,8 +16,8 @@ import numpy as np
 import scipy.io
 
 from devplace._tf import tf
-from devplace.atomic import replace_file
-from devplace.errors import ArgumentValueError
+from devplace.core.atomic import replace_file
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "diary_write",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from devplace._tf import tf
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = ["dropout", "fully_connected", "sample_jacobian"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from devplace._tf import tf
 from devplace.bridge.adcme.calls import F64, zero_based
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "concat_activation",

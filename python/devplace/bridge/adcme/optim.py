@@ -20,7 +20,7 @@ import scipy.optimize
 from threadpoolctl import ThreadpoolController
 
 from devplace._tf import tf
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = ["CustomOptimizer", "PackedProblem", "ScipyOptimizerInterface", "bfgs_minimize"]
 

@@ -18,7 +18,7 @@ from scipy import optimize, sparse
 from devplace._tf import tf
 from devplace.bridge.adcme.calls import F64, I64, as_f64
 from devplace.bridge.adcme.kit import pyplot
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "METHODS",

@@ -15,7 +15,7 @@ import numpy as np
 
 from devplace._tf import tf
 from devplace.bridge.adcme.calls import F64, as_f64
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "DISTRIBUTIONS",

@@ -21,7 +21,7 @@ from devplace.bridge.adcme import factorizations
 from devplace.bridge.adcme.assemblers import ASSEMBLERS
 from devplace.bridge.adcme.calls import F64, I64, zero_based
 from devplace.bridge.adcme.factorizations import DEFAULT_CACHE, FACTORIZATIONS
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "METHODS",

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace.errors import ArgumentValueError, Error, quoted
+from devplace.core.errors import ArgumentValueError, Error, quoted
 
 __all__ = [
     "Database",

@@ -11,7 +11,7 @@ import numpy as np
 
 from devplace._tf import hessian_vector_product, tf
 from devplace._tf import jacobian as tf_jacobian
-from devplace.errors import ArgumentValueError
+from devplace.core.errors import ArgumentValueError
 
 __all__ = [
     "dtype",

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["FileWriteError", "folder_problem", "replace_file", "write_bytes", "write_text"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from devplace.formatting import fetched_line, format_bytes, format_time, plural
+from devplace.core.formatting import fetched_line, format_bytes, format_time, plural
 
 __all__ = ["MAX_NAMES", "MAX_ROWS", "Printed", "devices_line", "more", "names", "trace_table"]
 

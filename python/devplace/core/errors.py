@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from devplace.formatting import article
+from devplace.core.formatting import article
 
 __all__ = [
     "ArgumentTypeError",
@@ -70,7 +70,7 @@ class SessionOptionTypeError(SessionOptionError, TypeError):
 
 def user_stacklevel() -> int:
     """The `stacklevel` naming the caller's first frame outside devplace and the import system."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None:
         name = frame.f_code.co_filename
