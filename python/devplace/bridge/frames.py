@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from devplace.bridge.protocol import FRAMES
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = [
     "CALLBACK",

@@ -22,7 +22,7 @@ from devplace.bridge import error_text, frames, wire
 from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
 from devplace.bridge.handles import HandleTable
 from devplace.bridge.requests import BY_HANDLE, FLAGS, IN_PLACE, OPERATIONS, ByHandle, opcode_name
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["STACK_HEADROOM", "Peer", "ProtocolError", "StreamClosed"]
 

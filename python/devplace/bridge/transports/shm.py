@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from devplace.bridge.protocol import SHM, segment_name
-from devplace.errors import Error
+from devplace.core.errors import Error
 
 __all__ = ["PREFIX", "Inbox", "Outbox", "SegmentError"]
 
