@@ -39,7 +39,7 @@ def test_an_uninitialized_variable_is_short_with_the_init_hint_and_the_full_text
     full = error_text.last_text()
     assert full.startswith(f"{kind}: ") and "Hint" not in full
     assert any("/tensorflow/" in f for f in frames(full))
-    assert any("/devplace/session.py" in f for f in frames(full))
+    assert any("/devplace/adapter/session.py" in f for f in frames(full))
 
 
 def test_listings_left_without_frames_lose_their_heading():
@@ -58,7 +58,7 @@ def test_an_op_on_a_missing_device_hints_soft_placement():
         x = dp.constant(1.0)
     exc = raised(lambda: dp.run(dp.Session(cpus=2), x))
     kind, message, _ = error_text.describe(exc)
-    assert kind == "devplace.session.DevicePlacementError"
+    assert kind == "devplace.adapter.session.DevicePlacementError"
     assert message.startswith(str(exc).splitlines()[0])
     assert "Hint: Session(soft=true)" in message
 
@@ -78,7 +78,7 @@ def test_devplace_debug_sends_the_full_text(monkeypatch):
     _, message, traceback = error_text.describe(raised(lambda: dp.run(dp.Session(), y)))
     assert "Hint" not in message and "last_error" not in message
     assert any("/tensorflow/" in f for f in frames(message))
-    assert any("/devplace/session.py" in f for f in frames(traceback))
+    assert any("/devplace/adapter/session.py" in f for f in frames(traceback))
     assert error_text.last_text().startswith("tensorflow.python.framework")
 
 

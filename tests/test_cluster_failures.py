@@ -6,13 +6,13 @@ import time
 import pytest
 
 import devplace as dp
+from devplace.adapter.session import REFUSED_WAIT_S
 from devplace.cluster import (
     LocalCluster,
     PeerAbortedError,
     PeerDeadlineError,
     PeerUnavailableError,
 )
-from devplace.session import REFUSED_WAIT_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

@@ -112,8 +112,8 @@ def test_the_circle_finder_finds_circles_and_only_them():
 
 def test_the_import_graph_sees_imports_inside_functions():
     graph = import_graph()
-    assert "devplace._tf" in graph["devplace.session"]  # at the top
-    assert "devplace.cluster.probe" in graph["devplace.session"]  # inside a method
+    assert "devplace.adapter._tf" in graph["devplace.adapter.session"]  # at the top
+    assert "devplace.cluster.probe" in graph["devplace.adapter.session"]  # inside a method
     assert "devplace.cluster.spec" in graph["devplace.cluster.errors"]  # `from pkg import mod`
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import devplace as dp
-from devplace.devices import (
+from devplace.adapter.devices import (
     MAX_INDEX,
     MAX_SPEC_LENGTH,
     matches,

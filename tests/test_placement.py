@@ -4,7 +4,7 @@ import pytest
 from conftest import DEFAULT_DEVICE, requires_gpu
 
 import devplace as dp
-from devplace.devices import MAX_INDEX
+from devplace.adapter.devices import MAX_INDEX
 
 tf = dp.tf
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU, requires_gpu
 
 import devplace as dp
-from devplace.devices import runtime_device
+from devplace.adapter.devices import runtime_device
 
 tf = dp.tf
 
@@ -78,7 +78,7 @@ def test_options_at_their_default_leave_the_given_config_alone():
 
 
 def test_the_signature_and_docstring_list_every_option():
-    from devplace.session_options import OPTIONS
+    from devplace.adapter.session_options import OPTIONS
 
     params = inspect.signature(dp.Session).parameters
     for option in OPTIONS:
@@ -90,7 +90,7 @@ def test_the_signature_and_docstring_list_every_option():
 
 
 def test_the_docs_show_the_options_table_the_declarations_give():
-    from devplace.session_options import options_table
+    from devplace.adapter.session_options import options_table
 
     docs = pathlib.Path(__file__).parents[1] / "docs" / "placement.md"
     assert options_table() in docs.read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import julia_runner
 import pytest
 from julia_runner import REPO
 
-from devplace.no_gpu import why_no_gpu
+from devplace.adapter.no_gpu import why_no_gpu
 
 
 def test_setup_without_a_driver_and_devplace_devices_say_the_same() -> None:

@@ -16,9 +16,9 @@ from headless_chromium import CHROMIUM, Chromium
 from test_rich_display import seed_graph
 
 import devplace as dp
+from devplace.adapter.devices import short_device
 from devplace.cli import main
 from devplace.core.errors import ArgumentValueError
-from devplace.devices import short_device
 from devplace.tensorboard_log import NOT_RUN_ATTR, REQUESTED_DEVICE_ATTR, profile_graph
 from devplace.trace import read_trace
 

@@ -1,6 +1,6 @@
-"""TensorFlow's private parts behind one door, `devplace._tf`: every private name it lists in
-`INTERNALS` still resolves on the installed TensorFlow (an upgrade names at once what it
-broke), and no other devplace module reaches past TensorFlow's public API (a static scan)."""
+"""TensorFlow's private parts behind one door, `devplace.adapter._tf`: every private name it
+lists in `INTERNALS` still resolves on the installed TensorFlow (an upgrade names at once what
+it broke), and no other devplace module reaches past TensorFlow's public API (a static scan)."""
 
 import ast
 import importlib
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import devplace as dp
-from devplace import _tf
+from devplace.adapter import _tf
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "devplace"
 
@@ -50,7 +50,7 @@ def test_every_tensorflow_internal_the_adapter_uses_still_resolves():
         for name in names
         if not hasattr(_resolve(owner), name) and not hasattr(samples.get(owner), name)
     ]
-    assert missing == [], f"TensorFlow {dp.tf.__version__} lacks what devplace._tf uses"
+    assert missing == [], f"TensorFlow {dp.tf.__version__} lacks what devplace.adapter._tf uses"
 
 
 def _tf_private_names() -> set[str]:
@@ -119,13 +119,13 @@ def test_no_module_but_the_adapter_touches_tensorflow_internals():
     found = {
         (str(path.relative_to(PACKAGE)), what, line)
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != PACKAGE / "_tf.py"
+        if path != PACKAGE / "adapter" / "_tf.py"
         for line, what in tf_internal_uses(path.read_text(encoding="utf-8"), private)
     }
     unknown = sorted(
         f"{path}:{line} {what}" for path, what, line in found if (path, what) not in KNOWN
     )
-    assert unknown == [], "put these behind a named function in devplace/_tf.py"
+    assert unknown == [], "put these behind a named function in devplace/adapter/_tf.py"
     gone = KNOWN - {(path, what) for path, what, _ in found}
     assert gone == set(), "fixed: take them off KNOWN"
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import HAS_GPU
 
 import devplace as dp
-from devplace._tf import GPU_MESSAGES, EagerExecutionError
+from devplace.adapter._tf import GPU_MESSAGES, EagerExecutionError
 
 
 def python(code: str) -> subprocess.CompletedProcess:
@@ -33,7 +33,7 @@ def test_first_use_switches_to_graph_mode_and_eager_calls_say_why():
     assert done.returncode == 1
     assert done.stdout.split() == ["True", "1.0", "False", "False", "6.0"]
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("devplace._tf.EagerExecutionError: Const:0 is a graph tensor")
+    assert last.startswith("devplace.adapter._tf.EagerExecutionError: Const:0 is a graph tensor")
     assert "dp.run(sess, tensor)" in last and "docs/design.md" in last
 
 

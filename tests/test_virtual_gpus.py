@@ -16,9 +16,9 @@ import pytest
 from conftest import GPUS, requires_gpu, requires_no_gpu
 
 import devplace as dp
+from devplace.adapter.session_options import check_option
+from devplace.adapter.virtual_gpus import DEFAULT_SHARE, memory_split, set_virtual_gpus
 from devplace.cli import main
-from devplace.session_options import check_option
-from devplace.virtual_gpus import DEFAULT_SHARE, memory_split, set_virtual_gpus
 
 tf = dp.tf
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from devplace.adapter.devices import LOGICAL_CPU_CAVEAT, caveat_lines, logical_cpus
 from devplace.core.formatting import format_bytes, format_time
 from devplace.core.printed import Printed
-from devplace.devices import LOGICAL_CPU_CAVEAT, caveat_lines, logical_cpus
 from devplace.trace import Trace, read_trace
 
 __all__ = [

@@ -25,9 +25,9 @@ from matplotlib.path import Path
 from matplotlib.ticker import FuncFormatter
 from matplotlib.transforms import IdentityTransform
 
+from devplace.adapter.devices import caveat_lines
 from devplace.core.errors import Error
 from devplace.core.formatting import fetched_line, format_bytes, format_time, plural, time_unit
-from devplace.devices import caveat_lines
 
 if TYPE_CHECKING:  # drawn from the objects it is handed: the views import no facts module
     from devplace.comparison import Comparison

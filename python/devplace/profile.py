@@ -15,15 +15,15 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from devplace.adapter.feeds import accepts_feed_dict
+from devplace.adapter.session import check_session
+from devplace.adapter.values import to_python
 from devplace.core.atomic import replace_file
 from devplace.core.errors import ArgumentValueError, Error
 from devplace.core.formatting import format_time, plural
 from devplace.core.printed import Printed, short, trace_table
-from devplace.feeds import accepts_feed_dict
-from devplace.session import check_session
 from devplace.trace import TraceOp
 from devplace.traced import TracedRun
-from devplace.values import to_python
 
 #: One op's timing in a profile: the op as its trace shows it (medians over profiled runs).
 OpStat = TraceOp

@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 
 from tabulate import tabulate
 
+from devplace.adapter.devices import DeviceSpecError, matches
 from devplace.core.atomic import write_text
 from devplace.core.errors import Error
 from devplace.core.formatting import fetched_line, format_bytes, plural
 from devplace.core.printed import MAX_NAMES, MAX_ROWS, Printed, devices_line, more, names
-from devplace.devices import DeviceSpecError, matches
 from devplace.trace import Fetch, Transfer
 
 __all__ = [

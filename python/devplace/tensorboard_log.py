@@ -27,14 +27,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
+from devplace.adapter.feeds import accepts_feed_dict
+from devplace.adapter.session import check_session
 from devplace.core import atomic
 from devplace.core.errors import ArgumentValueError
 from devplace.core.formatting import plural
 from devplace.core.printed import Printed
-from devplace.feeds import accepts_feed_dict
 from devplace.report import PlacementReport
-from devplace.session import check_session
 from devplace.trace import Trace, TraceOp, read_trace
 from devplace.traced import TracedRun
 

@@ -38,10 +38,10 @@ from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
+from devplace.adapter.devices import DeviceSpecError, parse_device, split_lane
 from devplace.core._gc import cycle_collector_paused
 from devplace.core._json import parse_json
 from devplace.core.errors import Error
-from devplace.devices import DeviceSpecError, parse_device, split_lane
 from devplace.trace_format import FLOW_END, FLOW_START, META, OP, PROCESS_NAME, compute_lane
 
 __all__ = [

@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
 
-from devplace._tf import chrome_trace, tf
+from devplace.adapter._tf import chrome_trace, tf
+from devplace.adapter.devices import split_lane
+from devplace.adapter.feeds import accepts_feed_dict
+from devplace.adapter.session import check_session, fetch_ops, needed_ops
 from devplace.core.errors import Error
 from devplace.core.printed import Printed, trace_line, trace_table
-from devplace.devices import split_lane
-from devplace.feeds import accepts_feed_dict
 from devplace.report import OpPlacement, PlacementReport
-from devplace.session import check_session, fetch_ops, needed_ops
 from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
 from devplace.trace_format import META, OP, compute_lane, thread_name_event
 

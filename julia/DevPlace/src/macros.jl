@@ -87,7 +87,7 @@ gpu(i = 0) = call_python(DP_GPU, "gpu", (i,), ())
 const DP_CPU = attribute(DP_MODULE, "cpu")
 const DP_GPU = attribute(DP_MODULE, "gpu")
 
-"The largest device index (TensorFlow's, as Python's `devplace.devices.MAX_INDEX`)."
+"The largest device index (TensorFlow's, as Python's `devplace.adapter.devices.MAX_INDEX`)."
 const MAX_DEVICE_INDEX = 2^31 - 1
 
 function device_index(kind::String, id)

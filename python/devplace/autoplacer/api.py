@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from devplace.adapter.feeds import accepts_feed_dict
 from devplace.autoplacer.cost import CostModel
 from devplace.autoplacer.explain import explain_text
 from devplace.autoplacer.graph import AutoPlacementError, InfeasibleError, Problem
@@ -23,7 +24,6 @@ from devplace.autoplacer.timing import measure_placement
 from devplace.autoplacer.verify import Verdict, verify_rounds
 from devplace.core.formatting import format_time, plural
 from devplace.core.printed import Printed, devices_line
-from devplace.feeds import accepts_feed_dict
 
 __all__ = ["AutoPlacement", "autoplace"]
 
@@ -136,7 +136,7 @@ class AutoPlacement(Printed):
         Colocated ops always get one device here, so TF's colocation rule and the placement
         agree. Ops not in the placement keep their device.
         """
-        from devplace._tf import set_op_device, tf
+        from devplace.adapter._tf import set_op_device, tf
 
         graph = graph or tf.get_default_graph()
         changed = 0

@@ -130,7 +130,7 @@ def fit_crossings(records: Sequence[Mapping[str, float]], name: str = "cpu-gpu")
 
 def task_of(name: str) -> str | None:
     """The `/job:J/task:T` part of a device name (replica left out), or None for a local one."""
-    from devplace.devices import parse_device
+    from devplace.adapter.devices import parse_device
 
     dev = parse_device(name)
     if dev.job is None:
@@ -191,7 +191,7 @@ class DeviceProfiles:
         steps: Mapping[str, float] | None = None,
         spans: Mapping[str, float] | None = None,
     ):
-        from devplace.devices import canonical_device
+        from devplace.adapter.devices import canonical_device
 
         if not profiles:
             raise AutoPlacementError("DeviceProfiles needs at least one device's profile")
@@ -277,7 +277,7 @@ class DeviceProfiles:
 
     def profile_of(self, device: str) -> str | None:
         """The profiled device whose profile serves `device` (None: its kind was never profiled)."""
-        from devplace.devices import canonical_device
+        from devplace.adapter.devices import canonical_device
 
         name = canonical_device(device)
         if name in self.profiles:

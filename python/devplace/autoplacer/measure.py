@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from devplace.adapter.devices import parse_device
 from devplace.autoplacer.cost import (
     Link,
     crossing_costs,
@@ -29,7 +30,6 @@ from devplace.autoplacer.cost import (
 )
 from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.timing import step_time_us
-from devplace.devices import parse_device
 
 __all__ = [
     "DEFAULT_LINK_SIZES",
@@ -98,7 +98,7 @@ def _two_tasks(
 def _chain(a: str, b: str, nbytes: int, hops: int, cross: bool) -> tuple[Any, Any]:
     """A chain of `hops` multiplies of a float32 tensor of `nbytes` on task `a`, every other
     one on task `b` when `cross` (so `hops` crossings); returns (graph, fetch)."""
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -170,7 +170,7 @@ def _busy_pair(a: str, b: str, nbytes: int, crossings: int, layers: int, n: int)
     """Tasks `a` and `b` each busy with a chain of `layers` n x n matmuls, while `crossings`
     float32 tensors of `nbytes` each go from `a` to `b` and as many from `b` to `a`, all
     ready at the step's start; returns (graph, fetch)."""
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -323,7 +323,7 @@ class ServerConstants:
 
 def _step_over_tasks(target: str, tasks: list[str], runs: int) -> float:
     """Step time of one tiny op on each of `tasks`, fetched as one group."""
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -339,7 +339,7 @@ def _remote_start(target: str, tasks: list[str], runs: int, n: int = 256) -> flo
     """Median over traced steps of how late the first op of `tasks[1:]` starts after the
     first op of `tasks[0]` (the master's), which runs a chain of eight n x n matmuls."""
     import devplace as dp
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     graph = tf.Graph()
     with graph.as_default():
@@ -372,7 +372,7 @@ def _remote_start(target: str, tasks: list[str], runs: int, n: int = 256) -> flo
 
 def _parallel_chains(target: str, task: str, chains: int, runs: int, n: int = 256) -> float:
     """Step time of `chains` independent chains of four n x n matmuls on `task`."""
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     graph = tf.Graph()
     with graph.as_default(), tf.device(f"{task}/device:CPU:0"):

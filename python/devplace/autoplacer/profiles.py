@@ -10,13 +10,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from devplace.adapter.devices import canonical_device, matches, parse_device
+from devplace.adapter.feeds import accepts_feed_dict
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, session_target, task_of
 from devplace.autoplacer.graph import AutoPlacementError
 from devplace.autoplacer.measure import master_task, measure_servers, task_links
 from devplace.autoplacer.timing import step_time_us
 from devplace.core.errors import DevplaceWarning, user_stacklevel
-from devplace.devices import canonical_device, matches, parse_device
-from devplace.feeds import accepts_feed_dict
 
 __all__ = ["PROFILE_REPEAT", "POOL_WITHIN", "pool_equal_tasks", "profile_devices", "profiled_cost"]
 
@@ -99,7 +99,7 @@ def _profile_on(
     `name` must exist there (`_present`). `one_at_a_time`: the traced steps run their ops one
     after another (`_one_at_a_time`), in a session of their own."""
     import devplace as dp
-    from devplace._tf import set_op_device, tf
+    from devplace.adapter._tf import set_op_device, tf
 
     for op in graph.get_operations():
         set_op_device(op, name)
@@ -147,7 +147,7 @@ def _one_at_a_time(graph: Any, fetches: Any, feed: Any) -> Iterator[None]:
     control flow) run one after another in graph order (a control edge from each to the
     next), so that each op's traced time is its own, not shared with ops running beside it on
     the same cores; the edges are gone afterwards."""
-    from devplace._tf import add_control_input, in_control_flow, set_control_inputs
+    from devplace.adapter._tf import add_control_input, in_control_flow, set_control_inputs
     from devplace.autoplacer.tf_graph import fetch_closure
 
     fed = {getattr(k, "op", None) for k in (feed or {})}
@@ -200,7 +200,7 @@ def profile_devices(
     devices and control inputs are restored afterwards. Pass the result to
     `CostModel.from_profiles`; `save` it and `DeviceProfiles.load` it to reuse it.
     """
-    from devplace._tf import set_op_device, tf
+    from devplace.adapter._tf import set_op_device, tf
     from devplace.autoplacer.tf_graph import device_names
 
     graph = sess_or_graph if isinstance(sess_or_graph, tf.Graph) else sess_or_graph.graph

@@ -16,12 +16,12 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from devplace._tf import kernel_device_types, tf
+from devplace.adapter._tf import kernel_device_types, tf
+from devplace.adapter.devices import DeviceSpecError, canonical_device, matches, parse_device
+from devplace.adapter.scopes import PS_OPS, variable_bytes
 from devplace.autoplacer.calibration import calibrate
 from devplace.autoplacer.cost import CostModel, DeviceProfiles, device_kind, task_of
 from devplace.autoplacer.graph import AutoPlacementError, Problem, ProblemDevice
-from devplace.devices import DeviceSpecError, canonical_device, matches, parse_device
-from devplace.scopes import PS_OPS, variable_bytes
 
 __all__ = [
     "device_names",

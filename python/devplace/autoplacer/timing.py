@@ -47,7 +47,7 @@ def measure_placement(
     Every global variable is initialised afresh (values do not change step times; on a
     cluster this resets the servers' copies too); the ops' devices are restored afterwards.
     """
-    from devplace._tf import session_config, set_op_device, tf
+    from devplace.adapter._tf import session_config, set_op_device, tf
 
     graph = session.graph
     ops = [graph.get_operation_by_name(name) for name in devices]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from devplace._tf import (
+from devplace.adapter._tf import (
     SymbolicTensor,
     control_flow_context,
     create_op,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import devplace as dp
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
 from devplace.core.printed import Printed, short

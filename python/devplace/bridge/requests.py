@@ -114,7 +114,7 @@ def _echo(value: Any) -> Any:
 
 def _switch_task(old: int, new: int) -> None:
     """Julia task `new` makes requests now, after `old`: install its TensorFlow scopes."""
-    if "devplace._tf" in sys.modules:  # else no scope is open yet, and TF stays unloaded
+    if "devplace.adapter._tf" in sys.modules:  # else no scope is open yet, and TF stays unloaded
         from devplace.bridge.tasks import switch_task
 
         switch_task(old, new)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from devplace._tf import (
+from devplace.adapter._tf import (
     default_graph_stack,
     default_session_stack,
     graph_context_switches,

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from typing import Any
 
+from devplace.adapter.no_gpu import why_no_gpu
 from devplace.core.formatting import format_bytes
-from devplace.no_gpu import why_no_gpu
 
 __all__ = ["device_rows", "register", "tensorflow_gpu_messages", "why_no_gpu"]
 
@@ -63,7 +63,7 @@ def device_rows(
 ) -> list[dict[str, Any]]:
     """One dict per device a session with these options sees: name, type, memory_bytes."""
     import devplace as dp
-    from devplace.devices import short_device
+    from devplace.adapter.devices import short_device
 
     session = dp.Session(cpus=cpus, gpus=gpus, virtual_gpus=virtual_gpus, graph=dp.tf.Graph())
     with session as sess:
@@ -90,7 +90,7 @@ def tensorflow_gpu_messages() -> list[str]:
     This process's TensorFlow logs warnings only from TF_CPP_MIN_LOG_LEVEL=2 up (fixed when it
     loaded), which hides the libraries that failed to load; a child at level 0 shows them.
     """
-    from devplace._tf import gpu_lines
+    from devplace.adapter._tf import gpu_lines
 
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
     code = "import tensorflow as tf; tf.config.list_physical_devices('GPU')"
@@ -105,8 +105,8 @@ def tensorflow_gpu_messages() -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the devices; 1 with TensorFlow's message if the session cannot be made."""
-    from devplace._tf import GPU_MESSAGES, driver_present, tf
-    from devplace.virtual_gpus import NoGpuError
+    from devplace.adapter._tf import GPU_MESSAGES, driver_present, tf
+    from devplace.adapter.virtual_gpus import NoGpuError
 
     try:
         rows = device_rows(args.cpus, args.gpus, args.virtual_gpus)

@@ -86,8 +86,8 @@ def _error(command: str, err: Exception) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from devplace.adapter.devices import caveat_lines
     from devplace.core.formatting import fetched_line, format_bytes, format_time, plural
-    from devplace.devices import caveat_lines
     from devplace.plot import plot_profile
 
     try:

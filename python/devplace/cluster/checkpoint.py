@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.cluster.errors import PEER_FAILURES
 from devplace.core.atomic import FileWriteError
 

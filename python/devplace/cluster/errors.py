@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.cluster import spec as specs
 from devplace.cluster.probe import ALIVE, GONE, SILENT, probe_all
 from devplace.core.errors import Error

@@ -372,8 +372,8 @@ class LocalCluster:
             for job, addresses in self._spec.items()
             for task in range(len(addresses))
         ]
-        if "devplace.session" in sys.modules:  # else this process has no sessions
-            from devplace.session import close_sessions
+        if "devplace.adapter.session" in sys.modules:  # else this process has no sessions
+            from devplace.adapter.session import close_sessions
 
             close_sessions(targets)  # while their masters answer: at once
         for role in sorted(self._procs, key=lambda r: r == _FORWARDER):

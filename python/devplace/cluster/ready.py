@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.cluster import spec as specs
 from devplace.cluster.errors import PEER_FAILURES
 

@@ -32,7 +32,7 @@ def start_server(
     worker service runs its handlers (RecvTensor, RunGraph) there, and with only one thread per
     core they wait until a whole chain of ops has run.
     """
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
     from devplace.cluster.spec import address, as_spec
 
     cluster = as_spec(spec)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from devplace.adapter.session import DEFAULT_REMOTE_TIMEOUT, Session
+from devplace.adapter.session_options import check_option
 from devplace.cluster import spec as specs
 from devplace.cluster.errors import PEER_FAILURES, explain
-from devplace.session import DEFAULT_REMOTE_TIMEOUT, Session
-from devplace.session_options import check_option
 
 __all__ = ["ClusterSession"]
 

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from devplace.adapter.devices import Device, canonical_device
 from devplace.core import atomic
 from devplace.core.errors import Error
 from devplace.core.formatting import article
-from devplace.devices import Device, canonical_device
 
 __all__ = [
     "ClusterSpecError",
@@ -158,7 +158,7 @@ def task_table(spec: SpecLike) -> dict[str, dict[int, str]]:
 
 def as_spec(spec: SpecLike) -> Any:
     """A validated `tf.train.ClusterSpec` from any form `task_table` takes."""
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     checked = task_table(spec)
     dense = {

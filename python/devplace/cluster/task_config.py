@@ -133,7 +133,7 @@ def from_slurm(jobs: Mapping[str, int] | None = None, port_base: int = 8888) -> 
     `srun` sets. On a node with at least one GPU per task the resolver gives each task its
     share (`CUDA_VISIBLE_DEVICES`); with fewer, the node's tasks share its GPUs.
     """
-    from devplace._tf import tf
+    from devplace.adapter._tf import tf
 
     gpus = "CUDA_VISIBLE_DEVICES" in os.environ or shutil.which("nvidia-smi") is not None
     # With GPUs, the resolver's own split first; it fails with fewer GPUs than tasks on a node.

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.errors import ArgumentValueError
 
 __all__ = ["F64", "I64", "as_f64", "zero_based"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 
 __all__ = [
     "if_else",

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 
 __all__ = ["register", "sleep_for"]
 

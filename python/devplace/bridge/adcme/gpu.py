@@ -6,7 +6,7 @@ import os
 import shutil
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 
 __all__ = [
     "gpu_facts",
@@ -15,7 +15,7 @@ __all__ = [
 
 def gpu_facts() -> dict[str, Any]:
     """What the host knows about GPUs: TF's CUDA build, the GPUs it sees, nvcc, and why none."""
-    from devplace._tf import GPU_MESSAGES, driver_present
+    from devplace.adapter._tf import GPU_MESSAGES, driver_present
     from devplace.cli.devices import why_no_gpu
 
     build = tf.sysconfig.get_build_info()

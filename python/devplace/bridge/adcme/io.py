@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.io
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.atomic import replace_file
 from devplace.core.errors import ArgumentValueError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.errors import ArgumentValueError
 
 __all__ = ["dropout", "fully_connected", "sample_jacobian"]

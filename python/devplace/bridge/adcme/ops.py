@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.bridge.adcme.calls import F64, zero_based
 from devplace.core.errors import ArgumentValueError
 

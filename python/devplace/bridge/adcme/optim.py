@@ -19,7 +19,7 @@ import numpy as np
 import scipy.optimize
 from threadpoolctl import ThreadpoolController
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.errors import ArgumentValueError
 
 __all__ = ["CustomOptimizer", "PackedProblem", "ScipyOptimizerInterface", "bfgs_minimize"]

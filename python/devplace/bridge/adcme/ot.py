@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, sparse
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.bridge.adcme.calls import F64, I64, as_f64
 from devplace.bridge.adcme.kit import pyplot
 from devplace.core.errors import ArgumentValueError

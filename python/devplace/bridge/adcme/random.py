@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.bridge.adcme.calls import F64, as_f64
 from devplace.core.errors import ArgumentValueError
 

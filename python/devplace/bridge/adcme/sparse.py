@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.bridge.adcme import factorizations
 from devplace.bridge.adcme.assemblers import ASSEMBLERS
 from devplace.bridge.adcme.calls import F64, I64, zero_based

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import hessian_vector_product, tf
-from devplace._tf import jacobian as tf_jacobian
+from devplace.adapter._tf import hessian_vector_product, tf
+from devplace.adapter._tf import jacobian as tf_jacobian
 from devplace.core.errors import ArgumentValueError
 
 __all__ = [

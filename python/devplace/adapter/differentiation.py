@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["gradients"]

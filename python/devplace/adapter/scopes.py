@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf, thread_local_scope_stacks
+from devplace.adapter._tf import tf, thread_local_scope_stacks
+from devplace.adapter.devices import MAX_INDEX, DeviceSpecError, canonical_device
 from devplace.core.errors import ArgumentTypeError, ArgumentValueError
-from devplace.devices import MAX_INDEX, DeviceSpecError, canonical_device
 
 __all__ = [
     "PS_OPS",

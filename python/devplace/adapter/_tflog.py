@@ -23,7 +23,7 @@ import sys
 import termios
 import threading
 
-from devplace._tf import LOG_PREFIX_AFTER_LEVEL, RAW_LOG
+from devplace.adapter._tf import LOG_PREFIX_AFTER_LEVEL, RAW_LOG
 
 __all__ = ["quiet_tf_log"]
 

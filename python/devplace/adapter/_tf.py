@@ -25,9 +25,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from devplace._fdcapture import capture_fds
+from devplace.adapter._fdcapture import capture_fds
+from devplace.adapter.tf1_legacy import graft
 from devplace.core.errors import Error, user_stacklevel
-from devplace.tf1_legacy import graft
 
 __all__ = [
     "GPU_MESSAGES",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
 from devplace.core.errors import ArgumentValueError
 
 __all__ = ["UPDATE_OPS", "batch_norm", "bn", "with_updates"]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from devplace._tf import tf
+from devplace.adapter._tf import tf
+from devplace.adapter.virtual_gpus import set_virtual_gpus
 from devplace.core.errors import SessionOptionError, SessionOptionTypeError
-from devplace.virtual_gpus import set_virtual_gpus
 
 __all__ = [
     "MAX_DEVICES",

@@ -17,9 +17,9 @@ import os
 import warnings
 from typing import Any
 
-from devplace._tf import GPU_MESSAGES, driver_present, tf
+from devplace.adapter._tf import GPU_MESSAGES, driver_present, tf
+from devplace.adapter.no_gpu import why_no_gpu
 from devplace.core.errors import DevplaceWarning, Error, SessionOptionError
-from devplace.no_gpu import why_no_gpu
 
 __all__ = [
     "DEFAULT_SHARE",

@@ -11,12 +11,10 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from devplace._fdcapture import capture_fds
-from devplace._tf import session_config, tf
-from devplace._tflog import quiet_tf_log
-from devplace.core.errors import ArgumentTypeError, ArgumentValueError, Error
-from devplace.core.printed import names
-from devplace.devices import (
+from devplace.adapter._fdcapture import capture_fds
+from devplace.adapter._tf import session_config, tf
+from devplace.adapter._tflog import quiet_tf_log
+from devplace.adapter.devices import (
     Device,
     DeviceSpecError,
     canonical_device,
@@ -24,16 +22,18 @@ from devplace.devices import (
     parse_device,
     short_device,
 )
-from devplace.feeds import accepts_feed_dict
-from devplace.gpu_memory import note_session
-from devplace.session_options import (
+from devplace.adapter.feeds import accepts_feed_dict
+from devplace.adapter.gpu_memory import note_session
+from devplace.adapter.session_options import (
     SessionOptionTypeError,
     build_config,
     check_target,
     options_doc,
     signature,
 )
-from devplace.values import to_python
+from devplace.adapter.values import to_python
+from devplace.core.errors import ArgumentTypeError, ArgumentValueError, Error
+from devplace.core.printed import names
 
 __all__ = [
     "DEFAULT_REMOTE_TIMEOUT",
@@ -262,7 +262,7 @@ def _requested_device(message: str) -> str:
 class Session(tf.Session):
     """A `tf.compat.v1.Session` configured by keyword arguments (all keyword-only).
 
-    Options (`devplace.session_options.OPTIONS`; a wrong type or range raises
+    Options (`devplace.adapter.session_options.OPTIONS`; a wrong type or range raises
     `SessionOptionError` naming the option):
       {options}
     target: None or '' for an in-process session, or `grpc://HOST:PORT`.
@@ -456,7 +456,7 @@ def close_sessions(targets: Iterable[str]) -> None:
 def _record(sess: Session, text: str) -> None:
     if not text:
         return
-    sys.stderr.write(text)  # TF's log lines among it held back as any (devplace._tflog)
+    sys.stderr.write(text)  # TF's log lines among it held back as any (devplace.adapter._tflog)
     for line in text.splitlines():
         line = line.strip()
         if _PLACEMENT_LINE.match(line):
