@@ -363,7 +363,7 @@ def _runs_julia_on_tf_threads(graph: Any, versions: dict[int, tuple[int, bool]])
 def _serve_py_funcs(peer: InProcess) -> None:
     """Route session runs of graphs with py_func ops through `peer.serve_run` while Julia
     functions live in Python (else a run costs nothing more)."""
-    from devplace._tf import wrap_session_runs
+    from devplace.adapter._tf import wrap_session_runs
 
     versions: dict[int, tuple[int, bool]] = {}
 
