@@ -74,26 +74,34 @@ class HostProcess:
         kind, seq = struct.unpack_from("<BI", data)
         return kind, seq, data[5:]
 
+    def read_message(self) -> tuple[int, int, bytes]:
+        """The next frame other than RELEASE (whose ids are kept in `released`)."""
+        while True:
+            kind, seq, body = self.read_frame()
+            if kind != frames.RELEASE:
+                return kind, seq, body
+            self.released.extend(int(i) for i in wire.decode(body))
+
     def send_frame(self, kind: int, seq: int, body: bytes) -> None:
         self.send_raw(frames.HEADER.pack(5 + len(body), kind, seq) + body)
 
     # protocol -----------------------------------------------------------------------------------
     def request(self, op: str | int, *args: Any, by_handle: bool = False) -> Any:
         """Send one request and wait for its reply, answering callbacks meanwhile."""
+        return self.wait(self.send_request(op, *args, by_handle=by_handle))
+
+    def send_request(self, op: str | int, *args: Any, by_handle: bool = False) -> int:
+        """Send one request; its seq."""
         self.seq += 1
-        seq = self.seq
         code = OPCODES[op] if isinstance(op, str) else op
         if by_handle:
             code |= 0x80
-        self.send_frame(frames.REQUEST, seq, bytes([code]) + wire.encode_bytes(tuple(args)))
-        return self.wait(seq)
+        self.send_frame(frames.REQUEST, self.seq, bytes([code]) + wire.encode_bytes(tuple(args)))
+        return self.seq
 
     def wait(self, seq: int) -> Any:
         while True:
-            kind, rseq, body = self.read_frame()
-            if kind == frames.RELEASE:
-                self.released.extend(int(i) for i in wire.decode(body))
-                continue
+            kind, rseq, body = self.read_message()
             if kind == frames.CALLBACK:
                 fid, args, kwargs = wire.decode(body)
                 try:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +27,7 @@ def host() -> Iterator[HostProcess]:
 
 
 def test_hello_names_protocol_and_pid(host: HostProcess) -> None:
-    assert host.hello["protocol"] == PROTOCOL_VERSION == 4
+    assert host.hello["protocol"] == PROTOCOL_VERSION == 5
     assert host.hello["pid"] == host.proc.pid == host.request("stats")["pid"]
 
 
@@ -228,3 +231,87 @@ def test_callbacks_nest_to_the_recursion_limit_and_fail_clearly_beyond(host: Hos
     assert "Hint" in err.value.message
     assert host.request("repr", keep).startswith("<object object")  # objects alive, in sync
     assert host.request("echo", "in sync") == "in sync"
+
+
+LOOP = """
+import time
+state = {}
+def loop(f):
+    try:
+        while True:
+            f()
+    except BaseException as exc:
+        state["unwound"] = type(exc).__name__  # as ADCME's BFGS! assigns its last step
+        raise
+def sleep(seconds):
+    time.sleep(seconds)
+    return "slept"
+"""
+
+
+def python_names(host: HostProcess) -> dict[str, Any]:
+    """LOOP's functions and its `state`, defined in the host."""
+    ns = host.request("call", host.request("builtin", "dict"), (), None, by_handle=True)
+    host.request("call", host.request("builtin", "exec"), (LOOP, ns), None)
+    get = host.request("getattr", ns, "get")
+    return {
+        name: host.request("call", get, (name,), None, by_handle=True)
+        for name in ("loop", "sleep", "state")
+    }
+
+
+def interrupt(host: HostProcess, seq: int) -> None:
+    """What Julia does on Ctrl-C while it waits for request `seq`: one SIGINT, then ABANDON."""
+    host.proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # the signal has reached the host, which is in its own code
+    host.send_frame(frames.ABANDON, seq, b"")
+
+
+def test_ctrl_c_during_a_callbacks_wait_unwinds_the_request_before_the_next_one() -> None:
+    host = HostProcess()
+    try:
+        names = python_names(host)
+        running = host.send_request("call", names["loop"], (JuliaRef(7, "f"),), None)
+        kind, callback, _ = host.read_message()
+        assert kind == frames.CALLBACK
+        interrupt(host, running)  # the host waits for the callback's answer meanwhile
+        get = host.send_request("getattr", names["state"], "copy")
+        kind, seq, body = host.read_message()
+        assert (kind, seq) == (frames.ERROR, running)  # unwound first, not served around
+        assert wire.decode(body)[0] == "KeyboardInterrupt"
+        copy = host.wait(get)
+        assert host.request("call", copy, (), None) == {"unwound": "KeyboardInterrupt"}
+        host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))  # late: dropped
+        assert host.request("call", names["sleep"], (0.0,), None) == "slept"
+    finally:
+        assert host.close() == 0, host.stderr
+
+
+def test_ctrl_c_while_julia_answers_a_callback_stops_the_request_after_it() -> None:
+    host = HostProcess()
+    try:
+        names = python_names(host)
+        running = host.send_request("call", names["loop"], (JuliaRef(7, "f"),), None)
+        kind, callback, _ = host.read_message()
+        host.proc.send_signal(signal.SIGINT)  # Julia took Ctrl-C just after it answered
+        time.sleep(0.3)
+        host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))
+        host.send_frame(frames.ABANDON, running, b"")
+        kind, seq, body = host.read_message()
+        assert (kind, seq) == (frames.ERROR, running), (kind, wire.decode(body))
+        assert wire.decode(body)[0] == "KeyboardInterrupt"
+        assert host.request("call", names["sleep"], (0.0,), None) == "slept"
+    finally:
+        assert host.close() == 0, host.stderr
+
+
+def test_ctrl_c_for_an_answered_request_does_not_stop_the_next_one() -> None:
+    host = HostProcess()
+    try:
+        names = python_names(host)
+        answered = host.send_request("call", names["sleep"], (0.0,), None)
+        assert host.wait(answered) == "slept"
+        interrupt(host, answered)  # Julia took Ctrl-C with the answer already on its way
+        assert host.request("call", names["sleep"], (0.5,), None) == "slept"
+    finally:
+        assert host.close() == 0, host.stderr

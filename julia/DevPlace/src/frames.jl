@@ -8,6 +8,7 @@ const ERROR = protocol_byte("frame", "ERROR")
 const CALLBACK = protocol_byte("frame", "CALLBACK")
 const RELEASE = protocol_byte("frame", "RELEASE")
 const HELLO = protocol_byte("frame", "HELLO")
+const ABANDON = protocol_byte("frame", "ABANDON")
 
 const PROTOCOL_VERSION = protocol_number("frame", "PROTOCOL_VERSION")
 const HEADER_BYTES = protocol_number("frame", "HEADER_BYTES")  # kind + seq, in a frame's length

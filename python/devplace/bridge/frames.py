@@ -16,6 +16,7 @@ from devplace.bridge.protocol import FRAMES
 from devplace.core.errors import Error
 
 __all__ = [
+    "ABANDON",
     "CALLBACK",
     "ERROR",
     "HELLO",
@@ -34,9 +35,10 @@ ERROR = FRAMES["ERROR"]
 CALLBACK = FRAMES["CALLBACK"]
 RELEASE = FRAMES["RELEASE"]
 HELLO = FRAMES["HELLO"]
+ABANDON = FRAMES["ABANDON"]
 #: HELLO's protocol version; both ends refuse another.
 PROTOCOL_VERSION = FRAMES["PROTOCOL_VERSION"]
-KINDS = frozenset((REQUEST, REPLY, ERROR, CALLBACK, RELEASE, HELLO))
+KINDS = frozenset((REQUEST, REPLY, ERROR, CALLBACK, RELEASE, HELLO, ABANDON))
 
 HEADER = struct.Struct("<IBI")
 #: Bytes of kind + seq, counted in `length`.

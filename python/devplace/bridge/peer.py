@@ -75,6 +75,7 @@ class Peer:
         self._thread = threading.get_ident()
         self._depth = 0  # callbacks into Julia now waiting for their reply
         self.interruptible = False  # True while a request's own code runs (not the bridge's)
+        self.interrupt_pending = False  # Ctrl-C came while the bridge's own code ran
         self.in_place = False  # decoding a request sent with IN_PLACE
 
     # --- the codec's context --------------------------------------------------------------
@@ -184,6 +185,7 @@ class Peer:
         """Run a request's operation; Ctrl-C forwarded by Julia may interrupt it (only it)."""
         outer, self.interruptible = self.interruptible, True
         try:
+            self.raise_pending_interrupt()  # one that came while the request was read
             return fn(*args)
         finally:
             self.interruptible = outer
@@ -194,8 +196,16 @@ class Peer:
         own while the operation runs, so callbacks nest as deep as before)."""
 
     def interrupt(self, signum: int, frame: FrameType | None) -> None:
-        """SIGINT handler: interrupt the running request, never the bridge's own IO."""
+        """SIGINT handler: interrupt the running request, never the bridge's own IO (there
+        the interrupt waits for the request's code: `raise_pending_interrupt`)."""
         if self.interruptible:
+            raise KeyboardInterrupt
+        self.interrupt_pending = True
+
+    def raise_pending_interrupt(self) -> None:
+        """Raise the Ctrl-C that came while the bridge's own code ran, if one did."""
+        if self.interrupt_pending:
+            self.interrupt_pending = False
             raise KeyboardInterrupt
 
     # --- callbacks into Julia -----------------------------------------------------------------

@@ -283,14 +283,19 @@ end
 """
     abandon(h, seq)
 
-Throw `InterruptException` out of the wait for request `seq` at once; its answer, when it comes,
-is dropped by whichever wait reads it. Inside a callback the exception ends the callback, whose
+Tell the host (ABANDON), and throw `InterruptException` out of the wait for request `seq` at
+once; its answer, when it comes, is dropped by whichever wait reads it. Inside a callback the exception ends the callback, whose
 ERROR answer Python reads once it is done with the request it runs, and `h.interrupted` (set as
 the exception leaves the callback) makes each enclosing request throw in turn: the answers stay
 nested while Julia returns at once. The host, the graph and every object stay.
 """
 function abandon(h::Host, seq::UInt32)
     push!(h.abandoned, seq)
+    try
+        send(h, ABANDON, seq, Any[])  # stops the request's code where the SIGINT could not
+    catch err
+        err isa HostError || rethrow()  # the host is gone: the next call says so
+    end
     h.interrupted = false
     h.depth == 1 && (h.sigint_sent = false)
     throw(InterruptException())

@@ -45,6 +45,8 @@ class Host(Peer):
         # Arrays to Julia through shared memory only when Julia asked for it (--shm-dir).
         self.outbox = shm.Outbox(shm_dir, shm_min) if shm_dir else None
         self.inbox = shm.Inbox()
+        self._running: list[int] = []  # seqs of the requests being answered, outermost first
+        self._dropped_callbacks: set[int] = set()  # callbacks whose answers nobody waits for
 
     # --- shared memory ----------------------------------------------------------------------
     def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
@@ -93,12 +95,40 @@ class Host(Peer):
                 error = ProtocolError(f"bad release list: {exc}")
                 self._send(frames.ERROR, seq, self.error_buffers(error))
             return
+        if kind == frames.ABANDON:
+            self.abandoned(seq)
+            return
+        if kind in (frames.REPLY, frames.ERROR) and seq in self._dropped_callbacks:
+            self._dropped_callbacks.discard(seq)
+            self._drop_answer(body)
+            return
         if kind != frames.REQUEST:
             error = ProtocolError(f"unexpected frame kind {kind} (seq {seq})")
             self._send(frames.ERROR, seq, self.error_buffers(error))
             return
-        kind, buffers = self.answer(body)
+        self._running.append(seq)
+        try:
+            kind, buffers = self.answer(body)
+        finally:
+            self._running.pop()
         self._send(kind, seq, buffers)
+
+    def abandoned(self, seq: int) -> None:
+        """Julia stopped waiting for request `seq` (Ctrl-C; its SIGINT came first). Where that
+        request still runs, and the SIGINT found only the bridge's code (a callback's wait, the
+        request's decoding), its code is stopped now: the frame is read in a callback's wait,
+        whose `KeyboardInterrupt` unwinds the request, so nothing Julia sends later is served
+        inside it. Else the SIGINT was for an answer already sent, and is forgotten."""
+        self.interrupt_pending = False
+        if seq in self._running:
+            raise KeyboardInterrupt
+
+    def _drop_answer(self, body: memoryview) -> None:
+        """Read and forget a late answer to a callback whose request was abandoned."""
+        try:
+            wire.decode(body, self)
+        except Exception:  # noqa: BLE001, S110 - nobody waits for it, nor for its faults
+            pass
 
     def serve_forever(self) -> int:
         """Serve until Julia closes the stream; the exit code (0 clean, 2 broken stream)."""
@@ -140,10 +170,16 @@ class Host(Peer):
         self._send(frames.CALLBACK, seq, enc.buffers())
         while True:
             kind, rseq, body = self._next()
-            if kind in (frames.REPLY, frames.ERROR):
+            if kind in (frames.REPLY, frames.ERROR) and rseq not in self._dropped_callbacks:
                 if rseq != seq:  # the peer lost count: nothing after this can be trusted
                     raise StreamClosed(
                         f"devplace bridge: reply to callback {rseq} while waiting for {seq}", 2
                     )
-                return kind, wire.decode(body, self)
-            self._serve(kind, rseq, body)
+                value = wire.decode(body, self)
+                self.raise_pending_interrupt()  # Julia was interrupted after it answered
+                return kind, value
+            try:
+                self._serve(kind, rseq, body)
+            except KeyboardInterrupt:  # the request was abandoned: this answer comes too late
+                self._dropped_callbacks.add(seq)
+                raise
