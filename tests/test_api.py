@@ -84,7 +84,7 @@ SUBMODULES = sorted(
 def test_no_submodule_shares_its_name_with_a_public_attribute():
     # Importing `devplace.x` sets the attribute `devplace.x` to the module, replacing a
     # public name `x` (as `import devplace.placement` once replaced the `placement` function).
-    assert {"core", "adapter", "cluster"} <= set(SUBMODULES)
+    assert {"core", "adapter", "facts", "cluster"} <= set(SUBMODULES)
     assert not set(SUBMODULES) & set(dp.__all__)
 
 

@@ -14,7 +14,7 @@ import devplace as dp
 from devplace.cli import main
 from devplace.cli.devices import tensorflow_gpu_messages, why_no_gpu
 from devplace.core.formatting import format_bytes
-from devplace.trace import read_trace
+from devplace.facts.trace import read_trace
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")
 

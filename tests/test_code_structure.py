@@ -124,7 +124,7 @@ def _parsed(source: str) -> set[str]:
 def test_a_display_hook_is_exempt_for_the_renderer_only():
     hook = "class A:\n    def _repr_html_(self):\n        from devplace.{} import x\n"
     assert _parsed(hook.format("notebook")) == set()
-    assert _parsed(hook.format("report")) == {"devplace.report"}
+    assert _parsed(hook.format("facts.report")) == {"devplace.facts.report"}
     assert _parsed("def show():\n    from devplace.notebook import x\n") == {RENDERER}
 
 
@@ -135,7 +135,8 @@ def test_the_notebook_renderer_imports_no_module_it_renders():
         for name, path in MODULES.items()
         if any(_is_display_hook(node) for node in ast.walk(ast.parse(path.read_text())))
     }
-    assert {"devplace.report", "devplace.comparison", "devplace.trace"} <= rendered
+    facts = {"devplace.facts.report", "devplace.facts.comparison", "devplace.facts.trace"}
+    assert facts <= rendered
     reached, todo = set(), [RENDERER]
     while todo:  # everything the renderer imports, directly or through other modules
         for name in graph[todo.pop()] - reached:

@@ -14,9 +14,9 @@ import matplotlib.image
 import pytest
 from conftest import DEFAULT_DEVICE, GPUS, HAS_GPU
 
-from devplace.comparison import LOGICAL_CPU_CAVEAT
 from devplace.demo import device_mapping, gradient_ops, gradient_pairs, run_demo
-from devplace.trace import read_trace
+from devplace.facts.comparison import LOGICAL_CPU_CAVEAT
+from devplace.facts.trace import read_trace
 
 SEED_GPU = GPUS[0] if HAS_GPU else "/device:CPU:1"
 #: (count, bytes) of cross-device transfers, colocated and not.

@@ -12,7 +12,7 @@ from conftest import HAS_GPU
 from julia_runner import REPO, TRANSPORTS, run_julia
 from test_examples_python import TF1_CHAPTER12
 
-from devplace.trace import read_trace
+from devplace.facts.trace import read_trace
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import HAS_GPU
 
-from devplace.trace import read_trace
+from devplace.facts.trace import read_trace
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "python"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import devplace as dp
-from devplace.trace import read_trace
+from devplace.facts.trace import read_trace
 
 tf = dp.tf
 

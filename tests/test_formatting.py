@@ -12,7 +12,7 @@ from devplace.core.formatting import (
     format_time,
     plural,
 )
-from devplace.trace import Fetch
+from devplace.facts.trace import Fetch
 
 
 def test_counts_take_their_noun_in_the_singular_only_for_one():

@@ -10,8 +10,8 @@ import pytest
 
 import devplace as dp
 from devplace.bridge.julia_semantics import display, summary
-from devplace.comparison import compare
-from devplace.traced import TracedRun
+from devplace.facts.comparison import compare
+from devplace.facts.traced import TracedRun
 
 tf = dp.tf
 #: Ops of the graph: far more than any table shows.

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from trace_builders import flow, hand_trace, process
 
 import devplace as dp
-import devplace.trace as trace_module
+import devplace.facts.trace as trace_module
 from devplace.cli import main
 from devplace.core.atomic import FileWriteError
 from devplace.core.errors import Error
+from devplace.facts.trace import TraceError, read_trace
 from devplace.plot import PictureError, plot_profile
-from devplace.trace import TraceError, read_trace
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")
 

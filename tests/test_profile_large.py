@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from trace_builders import synthetic_trace
 
-import devplace.trace as trace_module
+import devplace.facts.trace as trace_module
 from devplace.cli import main
+from devplace.facts.trace import TraceError, read_trace
 from devplace.plot import plot_profile
-from devplace.trace import TraceError, read_trace
 
 CPUS = ["/device:CPU:0", "/device:CPU:1", "/device:GPU:0"]
 

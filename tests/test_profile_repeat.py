@@ -7,7 +7,7 @@ import pytest
 from trace_builders import two_device_graph
 
 import devplace as dp
-from devplace.trace import read_trace
+from devplace.facts.trace import read_trace
 
 
 def test_step_time_is_the_median_and_the_trace_is_the_median_run():

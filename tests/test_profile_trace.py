@@ -6,7 +6,7 @@ import pytest
 from trace_builders import hand_trace, op, process, two_device_graph
 
 import devplace as dp
-from devplace.trace import TraceError, lane_kind, read_trace
+from devplace.facts.trace import TraceError, lane_kind, read_trace
 
 
 def test_devices_are_the_compute_processes_in_order():

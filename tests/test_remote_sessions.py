@@ -21,8 +21,8 @@ from matplotlib.text import Annotation
 
 import devplace as dp
 from devplace.cluster import LocalCluster
+from devplace.facts.trace import Fetch, read_trace
 from devplace.plot import profile_figure
-from devplace.trace import Fetch, read_trace
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -9,9 +9,9 @@ from conftest import DEFAULT_DEVICE, GPUS
 from trace_builders import two_device_graph
 
 import devplace as dp
+from devplace.facts.report import MAX_TRANSFER_ROWS, Fetch, OpNotRunError
+from devplace.facts.trace import read_trace
 from devplace.plot import profile_figure
-from devplace.report import MAX_TRANSFER_ROWS, Fetch, OpNotRunError
-from devplace.trace import read_trace
 
 tf = dp.tf
 

@@ -11,8 +11,8 @@ from PIL import Image
 
 import devplace as dp
 from devplace.cluster import LocalCluster
-from devplace.comparison import compare
 from devplace.core.formatting import fetched_line, format_time
+from devplace.facts.comparison import compare
 from devplace.notebook import MAX_ROWS, mime_data, mime_types
 
 

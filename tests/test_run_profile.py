@@ -6,8 +6,8 @@ import threading
 import pytest
 
 import devplace as dp
-import devplace.profile as profile_module
-import devplace.traced as traced
+import devplace.facts.profile as profile_module
+import devplace.facts.traced as traced
 
 tf = dp.tf
 

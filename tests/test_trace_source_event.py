@@ -6,7 +6,7 @@ import json
 import pytest
 from trace_builders import hand_trace
 
-from devplace.trace import TraceError, read_trace
+from devplace.facts.trace import TraceError, read_trace
 
 SOURCE = 5  # hand_trace()'s traceEvents index of `_SOURCE`
 

@@ -22,10 +22,10 @@ from trace_builders import two_device_graph
 
 import devplace as dp
 from devplace.cli import main
-from devplace.comparison import compare
+from devplace.facts.comparison import compare
+from devplace.facts.trace import read_trace
+from devplace.facts.traced import TracedRun
 from devplace.plot import profile_figure
-from devplace.trace import read_trace
-from devplace.traced import TracedRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CPU0, GPU0 = "/device:CPU:0", "/device:GPU:0"

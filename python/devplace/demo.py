@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import devplace as dp
-from devplace.comparison import Comparison
+from devplace.facts.comparison import Comparison
+from devplace.facts.profile import Profile
+from devplace.facts.report import PlacementReport
 from devplace.plot import compare_profiles
-from devplace.profile import Profile
-from devplace.report import PlacementReport
 
 __all__ = ["DemoResult", "DemoRun", "device_mapping", "gradient_ops", "gradient_pairs", "run_demo"]
 

@@ -30,8 +30,8 @@ from devplace.core.errors import Error
 from devplace.core.formatting import fetched_line, format_bytes, format_time, plural, time_unit
 
 if TYPE_CHECKING:  # drawn from the objects it is handed: the views import no facts module
-    from devplace.comparison import Comparison
-    from devplace.trace import Trace, TraceOp
+    from devplace.facts.comparison import Comparison
+    from devplace.facts.trace import Trace, TraceOp
 
 __all__ = [
     "SIZES",

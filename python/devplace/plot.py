@@ -26,7 +26,6 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from devplace.comparison import Comparison, compare
 from devplace.core._gc import cycle_collector_paused
 from devplace.core.atomic import folder_problem, replace_file
 from devplace.drawing import (
@@ -37,7 +36,8 @@ from devplace.drawing import (
     op_color,
     timeline_figure,
 )
-from devplace.trace import Trace, read_trace
+from devplace.facts.comparison import Comparison, compare
+from devplace.facts.trace import Trace, read_trace
 
 __all__ = [
     "FORMATS",

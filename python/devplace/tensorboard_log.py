@@ -34,9 +34,9 @@ from devplace.core import atomic
 from devplace.core.errors import ArgumentValueError
 from devplace.core.formatting import plural
 from devplace.core.printed import Printed
-from devplace.report import PlacementReport
-from devplace.trace import Trace, TraceOp, read_trace
-from devplace.traced import TracedRun
+from devplace.facts.report import PlacementReport
+from devplace.facts.trace import Trace, TraceOp, read_trace
+from devplace.facts.traced import TracedRun
 
 __all__ = [
     "NOT_RUN_ATTR",

@@ -29,7 +29,7 @@ from devplace.adapter._tf import tf
 from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
 from devplace.core.printed import Printed, short
-from devplace.trace import Trace
+from devplace.facts.trace import Trace
 
 __all__ = [
     "BINARY",

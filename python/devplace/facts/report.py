@@ -1,7 +1,7 @@
 """Placement reports: for each op the device asked for, the device used, and the transfers.
 
 The actual devices come from what the runtime ran (`RunMetadata.partition_graphs`, read by
-`devplace.traced`), never from `op.device`, which only records the request: a soft-placed op
+`devplace.facts.traced`), never from `op.device`, which only records the request: a soft-placed op
 says `/device:GPU:0` there while it ran on the CPU.
 """
 
@@ -22,7 +22,7 @@ from devplace.core.atomic import write_text
 from devplace.core.errors import Error
 from devplace.core.formatting import fetched_line, format_bytes, plural
 from devplace.core.printed import MAX_NAMES, MAX_ROWS, Printed, devices_line, more, names
-from devplace.trace import Fetch, Transfer
+from devplace.facts.trace import Fetch, Transfer
 
 __all__ = [
     "MAX_TRANSFER_ROWS",

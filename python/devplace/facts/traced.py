@@ -2,9 +2,9 @@
 
 A `TracedRun` holds what one run with full tracing returned and recorded: the values, the
 `RunMetadata` (step stats and partition graphs), the graph and the fetches. Its facts are one
-`devplace.trace.Trace` (`trace`): TF's timeline of the run read by `devplace.trace.read_trace`
-(the one reader, which folds lanes into devices), with the cross-device transfers found here in
-the partition graphs. The placement report (`placement()`), the per-op statistics
+`trace.Trace` (`trace`): TF's timeline of the run read by `trace.read_trace` (the one reader,
+which folds lanes into devices), with the cross-device transfers found here in the partition
+graphs. The placement report (`placement()`), the per-op statistics
 (`op_stats()`), the step time and the Chrome trace (`chrome_trace()`) are views of it and of the
 partition graphs; a saved trace reads back to the same `Trace`.
 
@@ -29,9 +29,9 @@ from devplace.adapter.feeds import accepts_feed_dict
 from devplace.adapter.session import check_session, fetch_ops, needed_ops
 from devplace.core.errors import Error
 from devplace.core.printed import Printed, trace_line, trace_table
-from devplace.report import OpPlacement, PlacementReport
-from devplace.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
-from devplace.trace_format import META, OP, compute_lane, thread_name_event
+from devplace.facts.report import OpPlacement, PlacementReport
+from devplace.facts.trace import Fetch, Trace, TraceOp, Transfer, lane_kind, read_trace
+from devplace.facts.trace_format import META, OP, compute_lane, thread_name_event
 
 __all__ = ["TRACE_WAIT_S", "TraceBusyError", "TracedRun", "placement"]
 
@@ -90,7 +90,7 @@ class TracedRun(Printed):
 
     @cached_property
     def trace(self) -> Trace:
-        """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.trace`);
+        """The run's facts: devices, ops, kernels, copies, transfers (see `devplace.facts.trace`);
         fed tensors by the user's names (`x:0`), not the runtime's (`_arg_x_0_1:0`)."""
         transfers, fetched = self._crossings
         return read_trace(self._timeline, transfers=transfers, fetched=fetched)

@@ -10,7 +10,7 @@ from tabulate import tabulate
 from devplace.adapter.devices import LOGICAL_CPU_CAVEAT, caveat_lines, logical_cpus
 from devplace.core.formatting import format_bytes, format_time
 from devplace.core.printed import Printed
-from devplace.trace import Trace, read_trace
+from devplace.facts.trace import Trace, read_trace
 
 __all__ = [
     "LOGICAL_CPU_CAVEAT",

@@ -1,6 +1,6 @@
-"""The Chrome-trace vocabulary devplace reads (`devplace.trace`) and writes (`devplace.traced`),
-as TensorFlow's timeline writes it: event phases, the processes that are devices' lanes, and
-thread-name events."""
+"""The Chrome-trace vocabulary devplace reads (`trace`) and writes (`traced`), as TensorFlow's
+timeline writes it: event phases, the processes that are devices' lanes, and thread-name events.
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ aggregate lanes are used only where the per-stream lanes are missing, so nothing
 twice. On a remote session a task logs each tensor it receives from another task as a
 `RecvTensor` entry in its op lane: that is a copy (`direction` `"RPC"`), not an op.
 
-A `Trace` is the one record of a traced run's facts: `devplace.traced.TracedRun.trace` is this
+A `Trace` is the one record of a traced run's facts: `devplace.facts.traced.TracedRun.trace` is this
 reading of the run's timeline, with the exact cross-device transfers (tensor, devices, bytes, the
 ops that read it) handed in from the partition graphs; a trace file written by `save_profile`
 reads back to the same `Trace`, its transfers from the file's `devplace` section. The report, the
@@ -42,7 +42,7 @@ from devplace.adapter.devices import DeviceSpecError, parse_device, split_lane
 from devplace.core._gc import cycle_collector_paused
 from devplace.core._json import parse_json
 from devplace.core.errors import Error
-from devplace.trace_format import FLOW_END, FLOW_START, META, OP, PROCESS_NAME, compute_lane
+from devplace.facts.trace_format import FLOW_END, FLOW_START, META, OP, PROCESS_NAME, compute_lane
 
 __all__ = [
     "MAX_DURATION_US",
@@ -290,7 +290,7 @@ def _read_bytes(path: str) -> bytes:
         raise TraceError(path, f"cannot be read: {err.strerror or err}") from None
     if stat.S_ISDIR(info.st_mode):
         raise TraceError(path, "is a directory, not a trace file")
-    limit = f"the limit of {MAX_TRACE_BYTES // 2**20} MiB (devplace.trace.MAX_TRACE_BYTES)"
+    limit = f"the limit of {MAX_TRACE_BYTES // 2**20} MiB (devplace.facts.trace.MAX_TRACE_BYTES)"
     if stat.S_ISREG(info.st_mode) and info.st_size > MAX_TRACE_BYTES:
         raise TraceError(path, f"is {info.st_size / 2**20:.0f} MiB, above {limit}")
     chunks, size = [], 0

@@ -2,7 +2,7 @@
 
 Traced runs are serialised across threads (TensorFlow traces one run at a time per process):
 `run_profile` from two threads at once runs them one after the other, each waiting at most
-`devplace.traced.TRACE_WAIT_S` seconds for the other's traced run.
+`devplace.facts.traced.TRACE_WAIT_S` seconds for the other's traced run.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from devplace.core.atomic import replace_file
 from devplace.core.errors import ArgumentValueError, Error
 from devplace.core.formatting import format_time, plural
 from devplace.core.printed import Printed, short, trace_table
-from devplace.trace import TraceOp
-from devplace.traced import TracedRun
+from devplace.facts.trace import TraceOp
+from devplace.facts.traced import TracedRun
 
 #: One op's timing in a profile: the op as its trace shows it (medians over profiled runs).
 OpStat = TraceOp
