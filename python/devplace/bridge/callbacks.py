@@ -18,6 +18,8 @@ class _Caller(Protocol):
         op_info: tuple[str, str, str] | None = None,
     ) -> Any: ...
 
+    def call_on_op(self, fn: JuliaFunction, op: Any) -> Any: ...
+
     def drop_julia(self, id: int) -> None: ...
 
 
@@ -58,7 +60,7 @@ class JuliaFunction:
     def call_on_op(self, op: Any) -> Any:
         """Call as a device function of `op` (a `tf.Operation`), sending its name, type and
         device along, so that the Julia function reads them without asking Python."""
-        return self._caller.call_julia(self, (op,), {}, (op.name, op.type, op.device))
+        return self._caller.call_on_op(self, op)
 
     @property
     def __name__(self) -> str:  # type: ignore[override]

@@ -36,7 +36,7 @@ def _descend(n: int) -> int:
     return n and _descend(n - 1)
 
 
-def _headroom_left(n: int) -> bool:
+def headroom_left(n: int) -> bool:
     """Can `n` more nested calls be made before the recursion limit? (C-level calls count
     towards the limit too, so counting frames is not enough: this tries, unless the stack holds
     fewer Python frames than a quarter of the limit, where the C calls between them cannot fill
@@ -221,7 +221,7 @@ class Peer:
         `STACK_HEADROOM` frames for that is refused before it is sent."""
         if threading.get_ident() != self._thread:
             return self.call_from_thread(fn, args, kwargs)
-        if not _headroom_left(STACK_HEADROOM):
+        if not headroom_left(STACK_HEADROOM):
             limit = sys.getrecursionlimit()
             raise CallbackDepthError(
                 f"Julia function {fn.name}: callbacks between Julia and Python are nested "
@@ -240,6 +240,11 @@ class Peer:
         if kind == frames.REPLY:
             return value
         raise JuliaError(*value)
+
+    def call_on_op(self, fn: JuliaFunction, op: Any) -> Any:
+        """A Julia device function called for `op` (a `tf.Operation`), its name, type and
+        device sent along."""
+        return self.call_julia(fn, (op,), {}, (op.name, op.type, op.device))
 
     def call_from_thread(
         self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]

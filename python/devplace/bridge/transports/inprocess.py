@@ -33,7 +33,7 @@ import numpy as np
 
 from devplace.bridge import frames, wire
 from devplace.bridge.callbacks import JuliaError, JuliaFunction
-from devplace.bridge.peer import Peer, StreamClosed
+from devplace.bridge.peer import STACK_HEADROOM, Peer, StreamClosed, headroom_left
 
 __all__ = ["InProcess", "start"]
 
@@ -204,20 +204,46 @@ class InProcess(Peer):
         self.handles = type(self.handles)()
 
     # --- callbacks into Julia -------------------------------------------------------------
+    def call_on_op(self, fn: JuliaFunction, op: Any) -> Any:
+        """One call of Julia's `julia_on_op` builtin, without `call_julia`'s general steps (a
+        device function is called for every op built under it); those steps where this thread
+        is not Julia's or the stack is deep."""
+        if (
+            self._julia_on_op is None
+            or threading.get_ident() != self._thread
+            or not headroom_left(STACK_HEADROOM)
+        ):
+            return super().call_on_op(fn, op)
+        outer, self.interruptible = self.interruptible, False
+        self._depth += 1
+        try:
+            answer = self._julia_on_op(fn.id, self.handles.put(op), op.name, op.type, op.device)
+        finally:
+            self._depth -= 1
+            self.interruptible = outer
+        if type(answer) is str:
+            return answer
+        kind, value = self._decoded(answer)
+        if kind == frames.REPLY:
+            return value
+        raise JuliaError(*value)
+
+    def _decoded(self, answer: bytearray) -> tuple[int, Any]:
+        """Julia's answer (kind byte, then its body) decoded."""
+        return answer[0], wire.decode(memoryview(answer)[1:], self)
+
     def exchange_callback(self, call: tuple[Any, ...]) -> tuple[int, Any]:
         if len(call) == 4 and self._julia_on_op is not None:  # a device function: no messages
             id, (op,), _, (name, type_, device) = call
             answer = self._julia_on_op(id, self.handles.put(op), name, type_, device)
-            if type(answer) is str:
-                return frames.REPLY, answer
-            return answer[0], wire.decode(memoryview(answer)[1:], self)
+            return (frames.REPLY, answer) if type(answer) is str else self._decoded(answer)
         if len(call) == 3 and not call[2] and self._julia_call is not None:
             plain = _plain_args(call[1])
             if plain is not None:  # no messages: a loss or step callback of an optimizer
                 answer = self._julia_call(call[0], *plain)
                 if type(answer) is not bytearray:
                     return frames.REPLY, answer
-                return answer[0], wire.decode(memoryview(answer)[1:], self)
+                return self._decoded(answer)
         outer, self._keep = self._keep, []
         try:
             buffers = self.encode(call).buffers()
@@ -225,7 +251,7 @@ class InProcess(Peer):
         finally:
             self._keep = outer
         answer = self._julia(b"".join(buffers))
-        return answer[0], wire.decode(memoryview(answer)[1:], self)
+        return self._decoded(answer)
 
     def call_from_thread(
         self, fn: JuliaFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
