@@ -4,11 +4,12 @@ Julia package's functions and macros (read by their indentation: `end` under the
 
 An import counts wherever it is written (at the top, or inside a function, where it only
 delays the circle), except under `if TYPE_CHECKING:` and one edge: a Jupyter display hook
-(`_repr_html_` and kin) importing `devplace.notebook`, the view of them all, to hand it the
-object. The renderer imports none of the modules whose objects it shows, not even through the
-modules it imports (it is handed them; `test_the_notebook_renderer_imports_no_module_it_renders`):
-only `devplace.core.formatting` and, when it draws a picture, `devplace.drawing`, which draws the
-`Trace` it is handed; any other import inside a hook counts.
+(`_repr_html_` and kin) importing `devplace.views.notebook`, the view of them all, to hand it
+the object. The renderer imports none of the modules whose objects it shows, not even through
+the modules it imports (it is handed them;
+`test_the_notebook_renderer_imports_no_module_it_renders`): only `devplace.core.formatting`
+and, when it draws a picture, `devplace.views.drawing`, which draws the `Trace` it is handed;
+any other import inside a hook counts.
 """
 
 import ast
@@ -26,7 +27,7 @@ def _module_name(path: Path) -> str:
 
 
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-RENDERER = "devplace.notebook"
+RENDERER = "devplace.views.notebook"
 
 
 def _is_display_hook(node: ast.AST) -> bool:
@@ -123,9 +124,9 @@ def _parsed(source: str) -> set[str]:
 
 def test_a_display_hook_is_exempt_for_the_renderer_only():
     hook = "class A:\n    def _repr_html_(self):\n        from devplace.{} import x\n"
-    assert _parsed(hook.format("notebook")) == set()
+    assert _parsed(hook.format("views.notebook")) == set()
     assert _parsed(hook.format("facts.report")) == {"devplace.facts.report"}
-    assert _parsed("def show():\n    from devplace.notebook import x\n") == {RENDERER}
+    assert _parsed("def show():\n    from devplace.views.notebook import x\n") == {RENDERER}
 
 
 def test_the_notebook_renderer_imports_no_module_it_renders():
@@ -142,7 +143,7 @@ def test_the_notebook_renderer_imports_no_module_it_renders():
         for name in graph[todo.pop()] - reached:
             reached.add(name)
             todo.append(name)
-    assert "devplace.drawing" in reached
+    assert "devplace.views.drawing" in reached
     assert reached & rendered == set(), "the renderer takes the objects it is handed"
 
 

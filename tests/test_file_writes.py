@@ -19,8 +19,8 @@ from devplace.cli import main
 from devplace.cluster import Checkpointer, write_spec
 from devplace.core import atomic
 from devplace.core.atomic import FileWriteError
-from devplace.plot import compare_profiles, plot_profile
-from devplace.tensorboard_log import tensorboard_from_profile
+from devplace.views.plot import compare_profiles, plot_profile
+from devplace.views.tensorboard_log import tensorboard_from_profile
 
 FULL = "/dev/full"
 

@@ -15,7 +15,7 @@ from trace_builders import hand_trace, process
 from trace_builders import op as trace_op
 
 import devplace as dp
-from devplace.plot import (
+from devplace.views.plot import (
     TRANSFER_COLOR,
     PictureError,
     compare_profiles,

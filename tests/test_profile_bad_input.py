@@ -27,7 +27,7 @@ from devplace.cli import main
 from devplace.core.atomic import FileWriteError
 from devplace.core.errors import Error
 from devplace.facts.trace import TraceError, read_trace
-from devplace.plot import PictureError, plot_profile
+from devplace.views.plot import PictureError, plot_profile
 
 DEVPLACE = os.path.join(os.path.dirname(sys.executable), "devplace")
 

@@ -13,7 +13,7 @@ from trace_builders import synthetic_trace
 import devplace.facts.trace as trace_module
 from devplace.cli import main
 from devplace.facts.trace import TraceError, read_trace
-from devplace.plot import plot_profile
+from devplace.views.plot import plot_profile
 
 CPUS = ["/device:CPU:0", "/device:CPU:1", "/device:GPU:0"]
 

@@ -22,7 +22,7 @@ from matplotlib.text import Annotation
 import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.facts.trace import Fetch, read_trace
-from devplace.plot import profile_figure
+from devplace.views.plot import profile_figure
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -11,7 +11,7 @@ from trace_builders import two_device_graph
 import devplace as dp
 from devplace.facts.report import MAX_TRANSFER_ROWS, Fetch, OpNotRunError
 from devplace.facts.trace import read_trace
-from devplace.plot import profile_figure
+from devplace.views.plot import profile_figure
 
 tf = dp.tf
 

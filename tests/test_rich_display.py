@@ -13,7 +13,7 @@ import devplace as dp
 from devplace.cluster import LocalCluster
 from devplace.core.formatting import fetched_line, format_time
 from devplace.facts.comparison import compare
-from devplace.notebook import MAX_ROWS, mime_data, mime_types
+from devplace.views.notebook import MAX_ROWS, mime_data, mime_types
 
 
 class Tables(HTMLParser):

@@ -20,7 +20,7 @@ from devplace.adapter.devices import short_device
 from devplace.cli import main
 from devplace.core.errors import ArgumentValueError
 from devplace.facts.trace import read_trace
-from devplace.tensorboard_log import NOT_RUN_ATTR, REQUESTED_DEVICE_ATTR, profile_graph
+from devplace.views.tensorboard_log import NOT_RUN_ATTR, REQUESTED_DEVICE_ATTR, profile_graph
 
 pytest.importorskip("tensorboard", reason="TensorBoard is the optional extra devplace[tensorboard]")
 

@@ -25,7 +25,7 @@ from devplace.cli import main
 from devplace.facts.comparison import compare
 from devplace.facts.trace import read_trace
 from devplace.facts.traced import TracedRun
-from devplace.plot import profile_figure
+from devplace.views.plot import profile_figure
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CPU0, GPU0 = "/device:CPU:0", "/device:GPU:0"

@@ -71,7 +71,7 @@ end
     println(report)
     println("y = ", Float64.(vec(run_profile(sess, y))))  # rows [8, 9], [10, 11]
     save_profile(joinpath(OUT, "queue.json"))  # chrome://tracing, Perfetto, `devplace profile show`
-    trace = pyimport("devplace.plot").plot_profile(joinpath(OUT, "queue.json"),
+    trace = pyimport("devplace.views.plot").plot_profile(joinpath(OUT, "queue.json"),
                                                    joinpath(OUT, "queue.png"))
     println("profile: ", length(trace.ops), " ops on ", length(trace.devices),
             " devices, picture ", joinpath(OUT, "queue.png"))

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import devplace as dp  # was: import tensorflow as tf
-from devplace.plot import plot_profile
+from devplace.views.plot import plot_profile
 
 tf = dp.tf
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out/tf1_chapter12")

@@ -56,8 +56,8 @@ _LAZY = {
     "run": "devplace.adapter.session",
     "SessionOptionError": "devplace.adapter.session_options",
     "placement": "devplace.facts.traced",
-    "plot_profile": "devplace.plot",
-    "compare_profiles": "devplace.plot",
+    "plot_profile": "devplace.views.plot",
+    "compare_profiles": "devplace.views.plot",
     "read_trace": "devplace.facts.trace",
     "TraceError": "devplace.facts.trace",
     "autoplace": "devplace.autoplacer",
@@ -67,7 +67,7 @@ _LAZY = {
     "measure_link": "devplace.autoplacer",
     "LocalCluster": "devplace.cluster",
     "ClusterSession": "devplace.cluster",
-    "tensorboard": "devplace.tensorboard_log",
+    "tensorboard": "devplace.views.tensorboard_log",
 }
 
 # Graph building, re-exported from tf.compat.v1 unchanged (no wrapper, no overhead).

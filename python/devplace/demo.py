@@ -26,7 +26,7 @@ import devplace as dp
 from devplace.facts.comparison import Comparison
 from devplace.facts.profile import Profile
 from devplace.facts.report import PlacementReport
-from devplace.plot import compare_profiles
+from devplace.views.plot import compare_profiles
 
 __all__ = ["DemoResult", "DemoRun", "device_mapping", "gradient_ops", "gradient_pairs", "run_demo"]
 

@@ -1,9 +1,9 @@
 # Rich display in notebooks (IJulia, Pluto): a devplace object (placement report, comparison,
 # autoplace result, profile, traced run, cluster, session) shows as the HTML table or timeline
-# picture it shows in Jupyter, rendered by the host's `devplace.notebook`. Other objects keep
+# picture it shows in Jupyter, rendered by the host's `devplace.views.notebook`. Other objects keep
 # their text.
 
-const NOTEBOOK = lazy_pyobject(() -> pyimport("devplace.notebook"))
+const NOTEBOOK = lazy_pyobject(() -> pyimport("devplace.views.notebook"))
 
 """
     mime_types(o::PyObject) -> Vector{String}

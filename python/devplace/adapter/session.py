@@ -434,7 +434,7 @@ class Session(tf.Session):
         return f"<devplace.Session target={self.sess_str!r} devices={self.devices()}>"
 
     def _repr_html_(self) -> str:
-        from devplace.notebook import session_html
+        from devplace.views.notebook import session_html
 
         return session_html(self)
 

@@ -157,7 +157,7 @@ class AutoPlacement(Printed):
         return _placed
 
     def _repr_html_(self) -> str:
-        from devplace.notebook import autoplacement_html
+        from devplace.views.notebook import autoplacement_html
 
         return autoplacement_html(self)
 

@@ -88,7 +88,7 @@ def _error(command: str, err: Exception) -> int:
 def _show(args: argparse.Namespace) -> int:
     from devplace.adapter.devices import caveat_lines
     from devplace.core.formatting import fetched_line, format_bytes, format_time, plural
-    from devplace.plot import plot_profile
+    from devplace.views.plot import plot_profile
 
     try:
         trace = plot_profile(args.trace, args.out, title=args.title, size=args.size)
@@ -120,7 +120,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from devplace.plot import compare_profiles
+    from devplace.views.plot import compare_profiles
 
     labels = tuple(args.labels) if args.labels else None
     try:

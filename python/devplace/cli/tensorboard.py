@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _write(args: argparse.Namespace) -> int:
-    from devplace.tensorboard_log import tensorboard_from_profile
+    from devplace.views.tensorboard_log import tensorboard_from_profile
 
     try:
         events = tensorboard_from_profile(args.trace, args.logdir, args.tag)

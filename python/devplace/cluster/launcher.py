@@ -439,6 +439,6 @@ class LocalCluster:
         return f"<LocalCluster {self._spec or self.tasks} ({state})>"
 
     def _repr_html_(self) -> str:
-        from devplace.notebook import cluster_html
+        from devplace.views.notebook import cluster_html
 
         return cluster_html(self)

@@ -125,7 +125,7 @@ class Comparison(Printed):
         return (sizes if unknown else []) + caveat_lines(self.devices, width)
 
     def _repr_html_(self) -> str:
-        from devplace.notebook import comparison_html
+        from devplace.views.notebook import comparison_html
 
         return comparison_html(self)
 

@@ -81,7 +81,7 @@ class Profile(Printed):
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from devplace.notebook import picture_bundle
+        from devplace.views.notebook import picture_bundle
 
         return picture_bundle(self, include, exclude)
 

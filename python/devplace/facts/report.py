@@ -251,6 +251,6 @@ class PlacementReport(Printed):
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from devplace.notebook import placement_html
+        from devplace.views.notebook import placement_html
 
         return placement_html(self)

@@ -268,7 +268,7 @@ class Trace:
         return f"trace {self.source!r}: " + trace_table(self, "ops")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from devplace.notebook import picture_bundle
+        from devplace.views.notebook import picture_bundle
 
         return picture_bundle(self, include, exclude)
 

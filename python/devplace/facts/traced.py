@@ -178,7 +178,7 @@ class TracedRun(Printed):
         return "traced run: " + trace_table(self.trace, "op_stats()")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from devplace.notebook import picture_bundle
+        from devplace.views.notebook import picture_bundle
 
         return picture_bundle(self, include, exclude)
 

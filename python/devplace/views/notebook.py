@@ -192,7 +192,7 @@ def picture_bundle(
     """The timeline picture of a profile, a traced run or a saved profile (a `Trace`, e.g.
     `dp.read_trace("run.json")`) as a MIME bundle (SVG text, PNG bytes) and a one-line
     `text/plain` summary; the figure is drawn once for all formats asked."""
-    from devplace.drawing import timeline_figure
+    from devplace.views.drawing import timeline_figure
 
     wanted = [
         m for m in PICTURE_TYPES if (include is None or m in include) and m not in (exclude or ())

@@ -28,7 +28,9 @@ from matplotlib.figure import Figure
 
 from devplace.core._gc import cycle_collector_paused
 from devplace.core.atomic import folder_problem, replace_file
-from devplace.drawing import (
+from devplace.facts.comparison import Comparison, compare
+from devplace.facts.trace import Trace, read_trace
+from devplace.views.drawing import (
     SIZES,
     TRANSFER_COLOR,
     PictureError,
@@ -36,8 +38,6 @@ from devplace.drawing import (
     op_color,
     timeline_figure,
 )
-from devplace.facts.comparison import Comparison, compare
-from devplace.facts.trace import Trace, read_trace
 
 __all__ = [
     "FORMATS",

@@ -1,6 +1,6 @@
 """The drawing of profile pictures: a trace's per-device Gantt chart and two traces compared,
 as matplotlib figures made from the `Trace` and `Comparison` objects they are handed (reading
-files, comparing and writing pictures are `devplace.plot`'s). Its rules are plot's module doc.
+files, comparing and writing pictures are `devplace.views.plot`'s). Its rules are plot's module doc.
 """
 
 from __future__ import annotations
