@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from devplace.plot import compare_profiles, plot_profile
+from devplace.views.plot import compare_profiles, plot_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from trace_builders import synthetic_trace  # noqa: E402
