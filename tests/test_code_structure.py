@@ -10,6 +10,11 @@ the modules it imports (it is handed them;
 `test_the_notebook_renderer_imports_no_module_it_renders`): only `devplace.core.formatting`
 and, when it draws a picture, `devplace.views.drawing`, which draws the `Trace` it is handed;
 any other import inside a hook counts.
+
+The floors are folders: `devplace/core/`, `adapter/` (TensorFlow's), `facts/` and `views/`,
+lowest first (`FLOORS`). A module on a floor reaches, through every import it makes and every
+import of what it imports (the other packages' modules included), only modules on its own
+floor or below; the package's top holds no module but `__init__`, `__main__` and `demo`.
 """
 
 import ast
@@ -28,6 +33,10 @@ def _module_name(path: Path) -> str:
 
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 RENDERER = "devplace.views.notebook"
+#: The floors, lowest first: each is a folder of the package (see the module's doc).
+FLOORS = ("core", "adapter", "facts", "views")
+#: The modules at the package's top: the public names, the command line and the demo.
+TOP = {"__init__", "__main__", "demo"}
 
 
 def _is_display_hook(node: ast.AST) -> bool:
@@ -150,6 +159,56 @@ def test_the_notebook_renderer_imports_no_module_it_renders():
 def test_no_import_circles_within_devplace():
     found = circles(import_graph())
     assert found == [], "modules importing each other, directly or around a circle"
+
+
+def floor(module: str) -> int | None:
+    """The floor of `module` (its index in `FLOORS`), or None for a module on no floor."""
+    parts = module.split(".")
+    return FLOORS.index(parts[1]) if len(parts) > 2 and parts[1] in FLOORS else None
+
+
+def floor_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """`module -> ... -> higher` for each floor module that reaches a module on a higher floor
+    (the shortest way there, breadth first)."""
+    found = []
+    for start in sorted(m for m in graph if floor(m) is not None):
+        came_from: dict[str, str] = {start: ""}
+        todo = [start]
+        while todo:
+            here = todo.pop(0)
+            for other in sorted(graph[here] - came_from.keys()):
+                came_from[other] = here
+                todo.append(other)
+        for high in sorted(m for m in came_from if (floor(m) or 0) > floor(start)):
+            way = [high]
+            while came_from[way[-1]]:
+                way.append(came_from[way[-1]])
+            found.append(" -> ".join(reversed(way)))
+    return found
+
+
+def test_the_floor_check_follows_imports_through_other_packages():
+    graph = {
+        "devplace.adapter.a": {"devplace.cluster.x", "devplace.core.c"},
+        "devplace.cluster.x": {"devplace.views.v"},
+        "devplace.core.c": set(),
+        "devplace.views.v": {"devplace.adapter.a"},
+    }
+    assert floor_breaches(graph) == ["devplace.adapter.a -> devplace.cluster.x -> devplace.views.v"]
+    graph["devplace.cluster.x"] = {"devplace.core.c"}
+    assert floor_breaches(graph) == []
+
+
+def test_each_floor_is_a_folder_and_the_top_holds_no_other_module():
+    for name in FLOORS:
+        assert (PACKAGE / name / "__init__.py").is_file(), f"the floor {name}/ is gone"
+    top = {path.stem for path in PACKAGE.glob("*.py")}
+    assert top == TOP, "put each module in its floor's folder (or a package of its own)"
+
+
+def test_no_module_reaches_a_floor_above_its_own():
+    found = floor_breaches(import_graph())
+    assert found == [], "a module imports from a floor above its own (directly or through these)"
 
 
 def test_no_function_longer_than_60_lines():

@@ -1,5 +1,6 @@
 """Every relative link in README.md and docs/*.md points at a file (and heading) that exists."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -55,19 +56,53 @@ def test_the_pages_link_to_each_other():
     assert "layout.md" in links(ROOT / "docs" / "design.md")
 
 
+PACKAGE = ROOT / "python" / "devplace"
+#: The packages whose `__init__.py` docstring maps its modules: after a `Modules:` line, one
+#: `- `name`: what it owns` line per module or subpackage (several names may share a line).
+MAPPED = ("core", "adapter", "facts", "views", "bridge", "bridge/adcme")
+
+
+def package_map(doc: str) -> set[str]:
+    """The names a package docstring's map lists (those before the `:` of each `- ` line)."""
+    section = doc.partition("\nModules:\n")[2]
+    heads = (line.split(":", 1)[0] for line in section.splitlines() if line.startswith("- "))
+    return {name for head in heads for name in re.findall(r"`(\w+)`", head)}
+
+
+def package_contents(folder: Path) -> set[str]:
+    """A package's modules (but `__init__`) and subpackages."""
+    modules = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    return modules | {p.parent.name for p in folder.glob("*/__init__.py")}
+
+
+def test_a_package_map_is_read_from_its_lines_of_modules():
+    doc = "Doc `x`.\n\nModules:\n\n- `a`: one\n  `b` in a sentence\n- `c`, `d`: two: `e`\n"
+    assert package_map(doc) == {"a", "c", "d"}
+    assert package_contents(PACKAGE / "bridge") >= {"adcme", "transports", "wire", "__main__"}
+
+
+@pytest.mark.parametrize("package", MAPPED)
+def test_each_package_map_lists_exactly_its_modules(package):
+    folder = PACKAGE / package
+    listed = package_map(ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or "")
+    assert listed - package_contents(folder) == set(), f"{package}/__init__.py maps modules gone"
+    assert package_contents(folder) - listed == set(), f"{package}/__init__.py does not map these"
+
+
 def test_layout_lists_every_module_and_nothing_gone():
+    # a mapped package's modules are listed by its map; layout.md lists the package
     text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
     python = text[text.index("## Python") : text.index("## Julia")]
     julia = text[text.index("## Julia") : text.index("## Around")]
-    package = ROOT / "python" / "devplace"
-    modules = {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    modules = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
     placers = {m for m in modules if re.fullmatch(r"autoplacer/placers/[a-z]\w*\.py", m)}
-    missing = sorted(m for m in modules - placers if f"`{m}`" not in python)
+    mapped = {m for m in modules if str(Path(m).parent) in MAPPED and "__init__" not in m}
+    missing = sorted(m for m in modules - placers - mapped if f"`{m}`" not in python)
     missing += sorted(p for p in placers if f"`{Path(p).stem}`" not in python)
     assert not missing, f"docs/layout.md does not list: {missing}"
     sources = {p.name for p in (ROOT / "julia" / "DevPlace" / "src").glob("*.jl")}
     listed_jl = set(re.findall(r"^\| `(\w+\.jl)`", julia, re.M))
     assert sources <= listed_jl, f"docs/layout.md does not list: {sorted(sources - listed_jl)}"
-    gone = [m for m in re.findall(r"`([\w/]+\.(?:py|tsv))`", python) if not (package / m).exists()]
+    gone = [m for m in re.findall(r"`([\w/]+\.(?:py|tsv))`", python) if not (PACKAGE / m).exists()]
     gone += sorted(listed_jl - sources)
     assert not gone, f"docs/layout.md lists files that are gone: {gone}"
