@@ -71,8 +71,8 @@ end
     println(report)
     println("y = ", Float64.(vec(run_profile(sess, y))))  # rows [8, 9], [10, 11]
     save_profile(joinpath(OUT, "queue.json"))  # chrome://tracing, Perfetto, `devplace profile show`
-    trace = pyimport("devplace.views.plot").plot_profile(joinpath(OUT, "queue.json"),
-                                                   joinpath(OUT, "queue.png"))
+    trace = pyimport("devplace").plot_profile(joinpath(OUT, "queue.json"),
+                                            joinpath(OUT, "queue.png"))
     println("profile: ", length(trace.ops), " ops on ", length(trace.devices),
             " devices, picture ", joinpath(OUT, "queue.png"))
 end

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 import devplace as dp  # was: import tensorflow as tf
-from devplace.views.plot import plot_profile
 
 tf = dp.tf
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out/tf1_chapter12")
@@ -81,5 +80,5 @@ with tf.Session(task_worker1.target, config=config) as sess:
     profile = dp.run_profile(sess, y)
     print("y =", np.ravel(profile.values).tolist())  # rows [8, 9], [10, 11]
     dp.save_profile(out / "queue.json")  # chrome://tracing, Perfetto, `devplace profile show`
-    trace = plot_profile(out / "queue.json", out / "queue.png")
+    trace = dp.plot_profile(out / "queue.json", out / "queue.png")
     print(f"profile: {len(trace.ops)} ops on {len(trace.devices)} devices, picture {out}/queue.png")
