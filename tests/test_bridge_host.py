@@ -267,51 +267,52 @@ def interrupt(host: HostProcess, seq: int) -> None:
     host.send_frame(frames.ABANDON, seq, b"")
 
 
-def test_ctrl_c_during_a_callbacks_wait_unwinds_the_request_before_the_next_one() -> None:
-    host = HostProcess()
-    try:
-        names = python_names(host)
-        running = host.send_request("call", names["loop"], (JuliaRef(7, "f"),), None)
-        kind, callback, _ = host.read_message()
-        assert kind == frames.CALLBACK
-        interrupt(host, running)  # the host waits for the callback's answer meanwhile
-        get = host.send_request("getattr", names["state"], "copy")
-        kind, seq, body = host.read_message()
-        assert (kind, seq) == (frames.ERROR, running)  # unwound first, not served around
-        assert wire.decode(body)[0] == "KeyboardInterrupt"
-        copy = host.wait(get)
-        assert host.request("call", copy, (), None) == {"unwound": "KeyboardInterrupt"}
-        host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))  # late: dropped
-        assert host.request("call", names["sleep"], (0.0,), None) == "slept"
-    finally:
-        assert host.close() == 0, host.stderr
+@pytest.fixture
+def looping() -> Iterator[tuple[HostProcess, dict[str, Any]]]:
+    """A fresh host with LOOP's names (Ctrl-C tests end with the host still serving)."""
+    h = HostProcess()
+    yield h, python_names(h)
+    assert h.close() == 0, h.stderr
 
 
-def test_ctrl_c_while_julia_answers_a_callback_stops_the_request_after_it() -> None:
-    host = HostProcess()
-    try:
-        names = python_names(host)
-        running = host.send_request("call", names["loop"], (JuliaRef(7, "f"),), None)
-        kind, callback, _ = host.read_message()
-        host.proc.send_signal(signal.SIGINT)  # Julia took Ctrl-C just after it answered
-        time.sleep(0.3)
-        host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))
-        host.send_frame(frames.ABANDON, running, b"")
-        kind, seq, body = host.read_message()
-        assert (kind, seq) == (frames.ERROR, running), (kind, wire.decode(body))
-        assert wire.decode(body)[0] == "KeyboardInterrupt"
-        assert host.request("call", names["sleep"], (0.0,), None) == "slept"
-    finally:
-        assert host.close() == 0, host.stderr
+def start_loop(host: HostProcess, names: dict[str, Any]) -> tuple[int, int]:
+    """LOOP's `loop` of a Julia function started: its request's seq and its first callback's."""
+    running = host.send_request("call", names["loop"], (JuliaRef(7, "f"),), None)
+    kind, callback, _ = host.read_message()
+    assert kind == frames.CALLBACK
+    return running, callback
 
 
-def test_ctrl_c_for_an_answered_request_does_not_stop_the_next_one() -> None:
-    host = HostProcess()
-    try:
-        names = python_names(host)
-        answered = host.send_request("call", names["sleep"], (0.0,), None)
-        assert host.wait(answered) == "slept"
-        interrupt(host, answered)  # Julia took Ctrl-C with the answer already on its way
-        assert host.request("call", names["sleep"], (0.5,), None) == "slept"
-    finally:
-        assert host.close() == 0, host.stderr
+def test_ctrl_c_during_a_callbacks_wait_unwinds_the_request_before_the_next_one(looping) -> None:
+    host, names = looping
+    running, callback = start_loop(host, names)
+    interrupt(host, running)  # the host waits for the callback's answer meanwhile
+    get = host.send_request("getattr", names["state"], "copy")
+    kind, seq, body = host.read_message()
+    assert (kind, seq) == (frames.ERROR, running)  # unwound first, not served around
+    assert wire.decode(body)[0] == "KeyboardInterrupt"
+    copy = host.wait(get)
+    assert host.request("call", copy, (), None) == {"unwound": "KeyboardInterrupt"}
+    host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))  # late: dropped
+    assert host.request("call", names["sleep"], (0.0,), None) == "slept"
+
+
+def test_ctrl_c_while_julia_answers_a_callback_stops_the_request_after_it(looping) -> None:
+    host, names = looping
+    running, callback = start_loop(host, names)
+    host.proc.send_signal(signal.SIGINT)  # Julia took Ctrl-C just after it answered
+    time.sleep(0.3)
+    host.send_frame(frames.REPLY, callback, wire.encode_bytes(None))
+    host.send_frame(frames.ABANDON, running, b"")
+    kind, seq, body = host.read_message()
+    assert (kind, seq) == (frames.ERROR, running), (kind, wire.decode(body))
+    assert wire.decode(body)[0] == "KeyboardInterrupt"
+    assert host.request("call", names["sleep"], (0.0,), None) == "slept"
+
+
+def test_ctrl_c_for_an_answered_request_does_not_stop_the_next_one(looping) -> None:
+    host, names = looping
+    answered = host.send_request("call", names["sleep"], (0.0,), None)
+    assert host.wait(answered) == "slept"
+    interrupt(host, answered)  # Julia took Ctrl-C with the answer already on its way
+    assert host.request("call", names["sleep"], (0.5,), None) == "slept"

@@ -18,11 +18,10 @@ def rows(group: str) -> dict[str, str]:
 def test_every_value_tag_frame_kind_and_flag_is_the_tables():
     for name, value in rows("tag").items():
         assert getattr(wire, name) == int(value, 0), name
-    for name in ("REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO"):
+    kinds = ("REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO", "ABANDON")
+    for name in kinds:
         assert getattr(frames, name) == int(rows("frame")[name]), name
-    assert frames.KINDS == {
-        int(rows("frame")[k]) for k in ("REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO")
-    }
+    assert frames.KINDS == {int(rows("frame")[k]) for k in kinds}
     assert host.PROTOCOL_VERSION == int(rows("frame")["PROTOCOL_VERSION"])
     assert frames.MIN_LENGTH == int(rows("frame")["HEADER_BYTES"])
     assert requests.BY_HANDLE == 0x80 and requests.IN_PLACE == 0x40

@@ -109,7 +109,8 @@ end
     value(group, name) = only(r[3] for r in rows if r[1] == group && r[2] == name)
     for r in rows
         r[1] == "tag" && @test getfield(D, Symbol("TAG_", r[2])) === UInt8(parse(Int, r[3]))
-        r[1] == "frame" && r[2] in ("REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO") &&
+        r[1] == "frame" && r[2] in (
+            "REQUEST", "REPLY", "ERROR", "CALLBACK", "RELEASE", "HELLO", "ABANDON") &&
             @test getfield(D, Symbol(r[2])) === UInt8(parse(Int, r[3]))
     end
     @test D.PROTOCOL_VERSION == parse(Int, value("frame", "PROTOCOL_VERSION"))
