@@ -104,6 +104,7 @@ for floor in FLOORS, name in names(floor; all = true, imported = true)
         (owner !== floor && owner in FLOORS) ||
         Core.eval(DevPlace, Expr(:import, Expr(:., :., nameof(floor), name)))
 end
+
 # ADCME's code names PyCall's error type (`@test_throws PyCall.PyError ...`): `using DevPlace`
 # binds `PyCall` (exported above) to this module, DevPlace's own types under PyCall's names.
 module PyCall
@@ -119,7 +120,7 @@ PyCall's names for DevPlace's own Python types, for code written for ADCME and P
 `PyCall.PyError` is [`PyError`](@ref), `PyCall.PyObject` is [`PyObject`](@ref).
 """ PyCall
 
-# The exports that are Base's libraries' own names (`I`, `spdiagm`) are taken from the floor that uses them.
+# The exports that are Base's libraries' own names (`I`, `spdiagm`): from the floor that uses them.
 for name in names(DevPlace)
     isdefined(DevPlace, name) && continue
     i = findfirst(f -> isdefined(f, name), FLOORS)
