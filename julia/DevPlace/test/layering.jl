@@ -135,7 +135,7 @@ end # module
     @test isempty(upward) || (foreach(println, upward); false)
 end
 
-@testset "every global a floor's code names: defined, the floor's, a lower one's or not DevPlace's" begin
+@testset "every global a floor's code names is defined, and not a higher floor's or DevPlace's" begin
     wrong = Layering.unresolved_globals(collect(D.FLOORS))
     @test isempty(wrong) || (foreach(println, wrong); false)
 end
