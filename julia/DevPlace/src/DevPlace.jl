@@ -11,7 +11,8 @@ module DevPlace
 export tf, pybuiltin, pyimport, PyObject, PyError, HostError, @pywith, @cpu, @gpu,
        Variable, constant, placeholder, gradients, Session, init, run_profile, save_profile,
        placement, placement_log, get_collection, UPDATE_OPS, bn, batch_norm,
-       control_dependencies, canonical_device, pycall, autoplace, LocalCluster, ClusterSession
+       control_dependencies, canonical_device, pycall, autoplace, LocalCluster, ClusterSession,
+       last_profile, mean
 
 # ADCME's core API (src/adcme/; the table of names is julia/DevPlace/ADCME_NAMES.tsv).
 export reset_default_graph, enable_eager_execution, while_loop, if_else, stop_gradient,
@@ -82,47 +83,27 @@ const ADCME = DevPlace
 
 ENDIAN_BOM == 0x04030201 || error("DevPlace's wire format needs a little-endian machine")
 
-# Layers, each file using only those above it (docs/protocol.md, "Layout"): the wire format,
-# the transports (pipes to a host process; libpython in this process), Python objects, then
-# the API.
-include("protocol.jl")
-include("frames.jl")
-include("transports/shm.jl")
-include("wire.jl")
-include("requests.jl")
-include("transports/fdio.jl")
-include("gcqueue.jl")
-include("errors.jl")
-include("peer.jl")
-include("transports/host.jl")
-include("transports/cpython.jl")
-include("transports/inprocess.jl")
-include("transport.jl")
-include("pyobject.jl")
-include("operators.jl")
-include("macros.jl")
-include("api.jl")
-include("adcme/calls.jl")
-include("adcme/variable.jl")
-include("adcme/core.jl")
-include("adcme/gpu.jl")
-include("adcme/ops.jl")
-include("adcme/random.jl")
-include("adcme/io.jl")
-include("adcme/optim.jl")
-include("adcme/layers.jl")
-include("adcme/sparse.jl")
-include("adcme/rbf.jl")
-include("adcme/flow.jl")
-include("adcme/ode.jl")
-include("adcme/extra.jl")
-include("adcme/kit.jl")
-include("adcme/pcl.jl")
-include("adcme/sqlite.jl")
-include("adcme/ot.jl")
-include("cluster.jl")
-include("display.jl")
-include("precompile.jl")
+# The floors, lowest first, each a module in its folder that reaches only those below it, by the
+# `using ..Lower: names` at its top (test/layering.jl checks it; docs/layout.md): the wire format,
+# the transports (pipes to a host process; libpython in this process), Python objects, the
+# devplace API, ADCME's API.
+include("codec/Codec.jl")
+include("transports/Transports.jl")
+include("objects/Objects.jl")
+include("api/API.jl")
+include("adcme/ADCMEAPI.jl")
+
+"DevPlace's floors, lowest first."
+const FLOORS = (Codec, Transports, Objects, API, ADCMEAPI)
+
+# Every floor's own names are DevPlace's (`DevPlace.request`, `DevPlace.HOST`, the exports above),
+# as they were before the floors.
+for floor in FLOORS, name in names(floor; all = true, imported = true)
+    owner = Base.binding_module(floor, name)  # another floor's: imported from that floor
+    startswith(string(name), '#') || name in (:eval, :include, nameof(floor)) ||
+        (owner !== floor && owner in FLOORS) ||
+        Core.eval(DevPlace, Expr(:import, Expr(:., :., nameof(floor), name)))
+end
 
 # ADCME's code names PyCall's error type (`@test_throws PyCall.PyError ...`): `using DevPlace`
 # binds `PyCall` (exported above) to this module, DevPlace's own types under PyCall's names.
@@ -138,6 +119,16 @@ end
 PyCall's names for DevPlace's own Python types, for code written for ADCME and PyCall:
 `PyCall.PyError` is [`PyError`](@ref), `PyCall.PyObject` is [`PyObject`](@ref).
 """ PyCall
+
+# The exports that are Base's libraries' own names (`I`, `spdiagm`): from the floor that uses them.
+for name in names(DevPlace)
+    isdefined(DevPlace, name) && continue
+    i = findfirst(f -> isdefined(f, name), FLOORS)
+    i === nothing && error("DevPlace exports `", name, "`, which no floor defines")
+    Core.eval(DevPlace, Expr(:import, Expr(:., :., nameof(FLOORS[i]), name)))
+end
+
+include("precompile.jl")
 
 function __init__()
     how = get(ENV, "DEVPLACE_TRANSPORT", "auto")

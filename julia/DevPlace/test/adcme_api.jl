@@ -6,9 +6,6 @@ using LinearAlgebra, Statistics
 "Rows of julia/DevPlace/ADCME_NAMES.tsv: name, ADCME file, DevPlace file."
 adcme_names() = [split(l, '\t') for l in readlines(joinpath(@__DIR__, "..", "ADCME_NAMES.tsv"))[2:end]]
 
-"Has DevPlace a docstring for `name` (its own function, or a method it added to another's)?"
-documented(name::Symbol) = haskey(Docs.meta(DevPlace), Docs.Binding(DevPlace, name))
-
 @testset "every name ADCME exports is defined, exported and documented" begin
     rows = adcme_names()
     @test length(rows) >= 149 && allunique(first.(rows))

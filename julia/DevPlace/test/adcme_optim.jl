@@ -152,7 +152,7 @@ end
 @testset "docstrings keep their underscored names as help renders them (`?BFGS!` on Julia 1.5)" begin
     # Julia 1.5's Markdown takes `_` between words outside backticks for emphasis, so
     # "tensorflow_probability's `bfgs_minimize`" rendered as "tensorflowprobability's ...".
-    docs = Base.Docs.meta(DevPlace)
+    docs = docstrings()
     garbled = String[]
     for (binding, multidoc) in docs, doc in values(multidoc.docs)
         raw = join(doc.text)

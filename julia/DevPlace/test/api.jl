@@ -148,9 +148,9 @@ end
 @testset "API surface" begin
     for name in names(DevPlace)
         name === :DevPlace && continue
-        @test haskey(Base.Docs.meta(DevPlace), Base.Docs.Binding(DevPlace, name))
+        @test documented(name)
     end
-    @test isempty(Test.detect_ambiguities(DevPlace; imported = false))
+    @test isempty(Test.detect_ambiguities(DevPlace; imported = false, recursive = true))  # floors too
     @test canonical_device("/gpu:1") == "/device:GPU:1"
     @test_throws PyError canonical_device("/gpu:x")
 end

@@ -17,8 +17,7 @@ step_without_init(sess, y) = run(sess, y)
 "No frame of the bridge, of devplace's Python or TensorFlow's, of DevPlace's own Julia files."
 function no_machinery(shown)
     python = ("devplace/bridge", "site-packages", "frozen runpy", "python/devplace")
-    julia = ("src/transports/", "src/peer.jl", "src/transport.jl", "src/pyobject.jl", "src/api.jl",
-             "src/operators.jl", "wait_reply")
+    julia = ("src/transports/", "src/objects/", "src/api/devplace.jl", "wait_reply")
     return !any(occursin(s, shown) for s in (python..., julia...))
 end
 

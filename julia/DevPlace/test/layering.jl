@@ -1,18 +1,8 @@
-# DevPlace's files are layers (docs/layout.md): each uses only the files included before it.
-# Read mechanically from the source: every file's top-level definitions, then, per file, the
-# calls (and macro calls, and uses of constants) of names defined only in files included later.
+# DevPlace's floors (docs/layout.md): each a module in its folder, reaching only the floors below
+# it by the `using ..Lower: names` and `import ..Lower: f` at its top. Read from the source (the
+# headers), and from the loaded code (the global each function names, as Julia resolved it).
 
 module Layering
-
-"The files DevPlace.jl includes from `src`, in order, as paths relative to it."
-function included_files(src)
-    files = String[]
-    for ex in parsed(joinpath(src, "DevPlace.jl")), e in walk(ex)
-        e isa Expr && e.head === :call && e.args[1] === :include && e.args[2] isa String &&
-            push!(files, e.args[2])
-    end
-    return files
-end
 
 "The top-level expressions of a file."
 function parsed(path)
@@ -33,74 +23,121 @@ function walk(ex, out = Any[])
     return out
 end
 
-unwrap(ex) = ex isa Expr && ex.head in (:where, :(::)) ? unwrap(ex.args[1]) : ex
+"The files `exprs` include, as written."
+included(exprs) = [e.args[2] for ex in exprs for e in walk(ex) if e isa Expr &&
+                   e.head === :call && e.args[1] === :include && e.args[2] isa String]
 
-"The names a top-level expression defines in DevPlace (not methods of other modules' names)."
-function defined_names(ex)
-    ex isa Expr || return Symbol[]
-    ex.head in (:block, :toplevel) && return reduce(vcat, defined_names.(ex.args); init = Symbol[])
-    ex.head === :macrocall && return reduce(vcat, defined_names.(ex.args[3:end]); init = Symbol[])
-    ex.head === :const && return defined_names(ex.args[1])
-    ex.head === :function && ex.args[1] isa Symbol && return [ex.args[1]]  # `function f end`
-    if ex.head in (:function, :(=)) && ex.args[1] isa Expr
-        sig = unwrap(ex.args[1])
-        sig isa Expr && sig.head === :call && sig.args[1] isa Symbol && return [sig.args[1]]
-        return ex.head === :(=) && sig isa Symbol ? [sig] : Symbol[]
+"""
+DevPlace.jl's floors, lowest first, in the order it includes them: (name, files), the files
+relative to `src`, the floor's module file first.
+"""
+function floors(src)
+    out = Tuple{Symbol,Vector{String}}[]
+    for file in included(parsed(joinpath(src, "DevPlace.jl")))
+        dirname(file) == "" && continue  # DevPlace's own (precompile.jl), not a floor
+        mod = only(e for ex in parsed(joinpath(src, file)) for e in walk(ex)
+                   if e isa Expr && e.head === :module)
+        files = [joinpath(dirname(file), f) for f in included(mod.args[3].args)]
+        push!(out, (mod.args[2], [file; files]))
     end
-    ex.head === :(=) && ex.args[1] isa Symbol && return [ex.args[1]]
-    ex.head === :macro && return [Symbol("@", unwrap(ex.args[1]).args[1])]
-    ex.head === :struct && return [unwrap(unwrap(ex.args[2]) isa Expr ?
-                                          unwrap(ex.args[2]).args[1] : ex.args[2])]
-    ex.head === :abstract && return [unwrap(ex.args[1])]
-    return Symbol[]
+    return out
 end
 
-"The names a file calls (`f(...)`, `f.(...)`, `@m`) or uses as constants."
-function used_names(exprs, constants)
-    used = Set{Symbol}()
-    for ex in exprs, e in walk(ex)
-        if e isa Expr && e.head === :call && e.args[1] isa Symbol
-            push!(used, e.args[1])
-        elseif e isa Expr && e.head === :. && e.args[1] isa Symbol && length(e.args) == 2 &&
-               e.args[2] isa Expr && e.args[2].head === :tuple
-            push!(used, e.args[1])
-        elseif e isa Expr && e.head === :macrocall && e.args[1] isa Symbol
-            push!(used, e.args[1])
-        elseif e isa Symbol && e in constants
-            push!(used, e)
+"""
+Each `using`/`import` in a floor's files of a module beyond the floor (`..X`) that is not a lower
+floor: a higher one, the floor itself, or DevPlace.
+"""
+function upward_imports(src)
+    fl = floors(src)
+    names = first.(fl)
+    wrong = String[]
+    for (i, (floor, files)) in enumerate(fl), file in files, ex in parsed(joinpath(src, file)),
+        e in walk(ex)
+        e isa Expr && e.head in (:using, :import) || continue
+        for path in (a.head === :(:) ? a.args[1] : a for a in e.args)
+            dots = findfirst(!=(:.), path.args)
+            (dots === nothing ? length(path.args) : dots - 1) >= 2 || continue  # `..`: DevPlace's
+            target = dots === nothing ? :DevPlace : path.args[dots]
+            j = findfirst(==(target), names)
+            j !== nothing && j < i && continue
+            push!(wrong, string(floor, " (", file, ") reaches ", target, ": ",
+                                j === nothing ? "not a floor" : "not below it"))
         end
     end
-    return used
+    return wrong
 end
 
-"Each use (as `used_names` finds them) of a name defined only in files included later."
-function upward_uses(src)
-    files = included_files(src)
-    exprs = Dict(f => parsed(joinpath(src, f)) for f in files)
-    defs = Dict(f => Set(reduce(vcat, defined_names.(exprs[f]); init = Symbol[])) for f in files)
-    constants = Set{Symbol}()
-    for f in files, ex in exprs[f], e in walk(ex)
-        e isa Expr && e.head === :const && union!(constants, defined_names(e))
-    end
-    upward = String[]
-    for (i, f) in enumerate(files)
-        before = reduce(union, (defs[g] for g in files[1:i]); init = Set{Symbol}())
-        for name in sort!(collect(used_names(exprs[f], constants)))
-            name in before && continue
-            later = [g for g in files[i+1:end] if name in defs[g]]
-            isempty(later) || push!(upward, string(f, " uses `", name, "` from ", join(later, ", ")))
+"Every method defined in one of `floors`, whatever function it is of (Base's `show` too)."
+function floor_methods(floors)
+    seen, found = Set{Module}(), Set{Method}()
+    function visit(mod::Module)
+        mod in seen && return
+        push!(seen, mod)
+        for name in names(mod; all = true, imported = true)
+            isdefined(mod, name) || continue
+            x = getfield(mod, name)
+            x isa Module && (visit(x); continue)
+            x isa Function || x isa Type || continue
+            T = Base.unwrap_unionall(x isa Function ? typeof(x) : x)  # closures are parametric
+            tables = Any[x isa Function ? methods(x) : []]
+            T isa DataType && T <: Function && isdefined(T.name, :mt) &&
+                push!(tables, Base.MethodList(T.name.mt))
+            x isa Type && x !== Vararg && push!(tables, methods(x))
+            for table in tables, m in table
+                m.module in floors && push!(found, m)
+            end
         end
     end
-    return files, upward
+    foreach(visit, Base.loaded_modules_array())
+    return found
+end
+
+"The globals (`GlobalRef`s) of lowered code `ex`."
+function globalrefs(ex, out = GlobalRef[])
+    ex isa GlobalRef && push!(out, ex)
+    ex isa Expr && foreach(a -> globalrefs(a, out), ex.args)
+    return out
+end
+
+"""
+Each global that a method of a floor names and that is not defined (a call would throw
+`UndefVarError`), or is a higher floor's or DevPlace's own (above every floor).
+"""
+function unresolved_globals(floors)
+    wrong = Set{String}()
+    top = parentmodule(first(floors))
+    for m in floor_methods(floors), r in globalrefs.(Base.uncompressed_ast(m).code), ref in r
+        where = string(m.module, ": ", ref.name, " in ", m.file, ":", m.line)
+        if !isdefined(ref.mod, ref.name)
+            ref.mod in floors && push!(wrong, string(where, " is not defined"))
+            continue
+        end
+        owner = Base.binding_module(ref.mod, ref.name)  # `DevPlace.x` is a GlobalRef to DevPlace
+        (ref.mod === top || owner === top) && push!(wrong, string(where, " is DevPlace's"))
+        owner in floors && findfirst(==(owner), floors) > findfirst(==(m.module), floors) &&
+            push!(wrong, string(where, " is ", owner, "'s, a higher floor"))
+    end
+    return sort!(collect(wrong))
 end
 
 end # module
 
-@testset "each source file uses only the files included before it" begin
-    files, upward = Layering.upward_uses(joinpath(REPO, "julia", "DevPlace", "src"))
-    @test files[1:5] == ["protocol.jl", "frames.jl", "transports/shm.jl", "wire.jl", "requests.jl"]
-    @test any(startswith("adcme/"), files)  # the ADCME files are checked too
+@testset "each floor reaches only the floors below it, by the using and import at its top" begin
+    src = joinpath(REPO, "julia", "DevPlace", "src")
+    fl = Layering.floors(src)
+    @test first.(fl) == collect(nameof.(D.FLOORS)) ==
+          [:Codec, :Transports, :Objects, :API, :ADCMEAPI]
+    # every source file is in one floor, but DevPlace.jl and precompile.jl
+    sources = [relpath(joinpath(d, f), src) for (d, _, fs) in walkdir(src) for f in fs
+               if endswith(f, ".jl")]
+    @test sort!(sources) == sort!([reduce(vcat, last.(fl)); "DevPlace.jl"; "precompile.jl"])
+    upward = Layering.upward_imports(src)
     @test isempty(upward) || (foreach(println, upward); false)
+end
+
+@testset "every global a floor's code names is defined, and not a higher floor's or DevPlace's" begin
+    wrong = Layering.unresolved_globals(collect(D.FLOORS))
+    @test isempty(wrong) || (foreach(println, wrong); false)
 end
 
 @testset "one protocol table: Julia's constants are protocol.tsv's" begin

@@ -33,6 +33,13 @@ same(a::AbstractDict, b::AbstractDict) = typeof(a) == typeof(b) && keys(a) == ke
 "A value through the running host (or Python in this process) and back."
 echo(x) = D.request(D.OP_ECHO, (x,))
 
+"DevPlace's docstrings (binding => docs), each kept by the module that holds it: a floor or DevPlace."
+docstrings() = [d for m in (DevPlace, D.FLOORS...) for d in Docs.meta(m)]
+
+"Has DevPlace a docstring for `name` (its own function, or a method it added to another's)?"
+documented(name::Symbol) =
+    any(m -> haskey(Docs.meta(m), Docs.Binding(DevPlace, name)), (DevPlace, D.FLOORS...))
+
 "The test files, in the order a whole run includes them (every *.jl here but this one)."
 const TEST_FILES = [
     "vectors.jl",

@@ -62,8 +62,6 @@ function wrong_argument(fname, argname, value, expected, hint)
                                summary_of(value), " (", typeof(value), "). Hint: ", hint)))
 end
 
-export last_profile, mean
-
 using Statistics: mean
 
 # What the REPL shows of a Python object: one line for `show`/`repr` (a placement report's or a
@@ -256,7 +254,7 @@ function Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing)
     # a training loop's step: in process, no messages
     fetches isa PyObject && isempty(feeds) && feed_dict === nothing &&
         return run_direct(sess, fetches, OP_CALL | IN_PLACE, (SEM_RUN, (sess, fetches, nothing)))
-    return call_python(SEM_RUN, "run", (sess, fetches, DevPlace.feed_dict("run", feeds, feed_dict)),
+    return call_python(SEM_RUN, "run", (sess, fetches, API.feed_dict("run", feeds, feed_dict)),
                        (); op = OP_CALL | IN_PLACE)  # TensorFlow reads big feeds where Julia wrote them
 end
 
@@ -274,7 +272,7 @@ function run_profile(sess::PyObject, fetches, feeds...; feed_dict = nothing, fee
         feed_dict, "left out when feed is given (they are two names for one argument)",
         "pass the feeds once: run_profile(sess, y; feed_dict=Dict(x => 1.0))")
     dict = feed_dict === nothing ? feed : feed_dict
-    return semantics("run_profile", sess, fetches, DevPlace.feed_dict("run_profile", feeds, dict);
+    return semantics("run_profile", sess, fetches, API.feed_dict("run_profile", feeds, dict);
                      kwargs...)
 end
 run_profile(sess, fetches, feeds...; kwargs...) = not_a_session("run_profile", sess)
@@ -307,7 +305,7 @@ Where each op ran: requested and actual device per op, and the cross-device tran
 (`report.actual("op name")`, `report.table()`). Feeds as for `run`.
 """
 placement(sess::PyObject, fetches, feeds...; feed_dict = nothing) =
-    dpcall("placement", sess, fetches, DevPlace.feed_dict("placement", feeds, feed_dict))
+    dpcall("placement", sess, fetches, API.feed_dict("placement", feeds, feed_dict))
 placement(sess, fetches, feeds...) = not_a_session("placement", sess)
 
 """

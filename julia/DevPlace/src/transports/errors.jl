@@ -49,7 +49,7 @@ function Base.showerror(io::IO, e::PyError, bt; backtrace = true)
     Base.show_backtrace(io, frames)
 end
 
-const SOURCE_DIR = joinpath(@__DIR__, "")  # with a trailing separator
+const SOURCE_DIR = normpath(joinpath(@__DIR__, "..", ""))  # src/, with a trailing separator
 
 """
 The frames of backtrace `bt` (instruction pointers, or frames already looked up as a

@@ -2,7 +2,7 @@
 # python/devplace/bridge/opcodes.tsv: constants `OP_GETATTR`, `OP_CALL`, ... and `OP_NAMES`.
 # The Python side (requests.py) reads the same file and checks it against its functions.
 
-const OPCODES_FILE = normpath(joinpath(@__DIR__, "..", "..", "..", "python", "devplace",
+const OPCODES_FILE = normpath(joinpath(@__DIR__, "..", "..", "..", "..", "python", "devplace",
                                        "bridge", "opcodes.tsv"))
 include_dependency(OPCODES_FILE)
 

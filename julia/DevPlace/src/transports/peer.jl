@@ -30,7 +30,7 @@ const GENERATION = Ref(0)
 const HOST_LOCK = ReentrantLock()
 const TIMEOUT = Ref(600.0)
 const START_TIMEOUT = Ref(120.0)
-const REPO_ROOT = normpath(joinpath(@__DIR__, "..", "..", ".."))
+const REPO_ROOT = normpath(joinpath(@__DIR__, "..", "..", "..", ".."))
 const HINT_PYTHON = string(
     "Hint: set ENV[\"DEVPLACE_PYTHON\"] to a Python interpreter with devplace installed ",
     "(`pip install -e .` or `make setup` in the devplace repository), or create the ",
@@ -161,9 +161,10 @@ function callback_error!(h::Peer, err, bt)
     return (string(typeof(err)), message, h.errors[h.next_error][2], Int(h.next_error))
 end
 
-const BRIDGE_FILES = Set(joinpath(@__DIR__, f) for f in ("frames.jl", "transports/shm.jl", "wire.jl",
-    "requests.jl", "transports/fdio.jl", "gcqueue.jl", "peer.jl", "transports/host.jl",
-    "transports/cpython.jl", "transports/inprocess.jl", "transport.jl", "pyobject.jl"))
+const BRIDGE_FILES = Set(normpath(joinpath(@__DIR__, "..", f)) for f in ("codec/frames.jl",
+    "codec/shm.jl", "codec/wire.jl", "codec/requests.jl", "transports/fdio.jl", "transports/gcqueue.jl",
+    "transports/peer.jl", "transports/host.jl", "transports/cpython.jl", "transports/inprocess.jl",
+    "transports/transport.jl", "objects/pyobject.jl"))
 
 """
     user_backtrace(bt) -> String

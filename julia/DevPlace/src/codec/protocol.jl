@@ -3,7 +3,7 @@
 # shared-memory layout and Julia's elementwise functions. The Python side (protocol.py) reads
 # the same file.
 
-const PROTOCOL_FILE = normpath(joinpath(@__DIR__, "..", "..", "..", "python", "devplace",
+const PROTOCOL_FILE = normpath(joinpath(@__DIR__, "..", "..", "..", "..", "python", "devplace",
                                         "bridge", "protocol.tsv"))
 include_dependency(PROTOCOL_FILE)
 
