@@ -33,7 +33,8 @@ def regular(n: int, seed: int) -> scipy.sparse.coo_matrix:
 def sparse_of(a: scipy.sparse.coo_matrix, values: Any = None) -> Any:
     """The SparseTensor of `a` (row-major), its values `values` when given (a placeholder)."""
     a = coo(a.tocsr())  # row-major order, as from_ijv stores them
-    return sp.from_ijv(a.row, a.col, a.data if values is None else values, *a.shape)
+    # indices as Julia sends them: from 1
+    return sp.from_ijv(a.row + 1, a.col + 1, a.data if values is None else values, *a.shape)
 
 
 def row_major_values(a: scipy.sparse.coo_matrix) -> np.ndarray:
@@ -165,8 +166,8 @@ def test_sparse_products_sums_and_blocks_match_scipy_with_gradients() -> None:
     r = dp.Session().run(
         [
             sp.to_dense(sp.matmul(s, t)),
-            sp.to_dense(sp.select(s, np.array([4, 0, 0]), np.array([1, 3]))),
-            sp.reduce_sum(s, 0),
+            sp.to_dense(sp.select(s, np.array([5, 1, 1]), np.array([2, 4]))),
+            sp.reduce_sum(s, 1),
             sp.to_dense(sp.add(s, s)),
             sp.matmul_dense(s, np.ones(4)),
         ]

@@ -6,6 +6,8 @@ expected values here are numpy's answer to the same question, written with numpy
 the same rules end to end from Julia.
 """
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -204,7 +206,8 @@ def test_reductions_drop_dims_as_adcme(reduction):
         np.testing.assert_allclose(got, fn(a, axis=axes))
         kept = value(js.reduce(reduction, tf.constant(a), dims, keepdims=True))
         np.testing.assert_allclose(kept, fn(a, axis=axes, keepdims=True))
-    with pytest.raises(ValueError, match="has 3 dimensions"):
+    past = r"dims must be dimensions from 1 to 3 \(the tensor has 3\), got 4"
+    with pytest.raises(ValueError, match=past):
         js.reduce(reduction, tf.constant(a), 4)
 
 
@@ -250,3 +253,59 @@ def test_broadcast_falls_back_to_adcmes_trailing_rule_where_only_it_fits():
 def test_broadcast_that_fits_neither_way_keeps_tensorflows_error():
     with pytest.raises(ValueError, match="[Dd]imensions must be equal|Incompatible shapes"):
         js.broadcast("+", tf.constant(np.ones(4)), tf.constant(np.ones((2, 3))))
+
+
+def test_zero_based_is_the_one_rule_for_every_kind_of_julia_index():
+    assert js.zero_based(1) == 0 and js.zero_based(np.int32(3)) == 2
+    np.testing.assert_array_equal(js.zero_based(np.array([1, 4])), [0, 3])
+    np.testing.assert_array_equal(js.zero_based(np.array([True, False, True])), [0, 2])
+    assert js.zero_based(0) == -1  # unchecked: the caller knows the size (check_bounds)
+    np.testing.assert_array_equal(value(js.zero_based(tf.constant([1, 3]))), [0, 2])
+    np.testing.assert_array_equal(value(js.zero_based(tf.constant([False, True]))), [1])
+    with pytest.raises(TypeError, match="integers or Bools"):
+        js.zero_based(tf.constant([1.0]))
+    with pytest.raises(TypeError, match="integers or Bools"):
+        js.zero_based(np.array([1.5]))
+
+
+@pytest.mark.parametrize(
+    ("dims", "axis"), [(1, 0), (3, 2), ((1, 3), [0, 2]), ([2], [1]), (np.array([1, 2]), [0, 1])]
+)
+def test_axes_turns_dims_from_one_into_axis_from_zero(dims, axis):
+    assert js.axes("sum", dims, 3) == axis
+
+
+@pytest.mark.parametrize(
+    ("dims", "error", "text"),
+    [
+        (0, ValueError, "sum: dims must be dimensions from 1 to 3 (the tensor has 3), got 0"),
+        (-1, ValueError, "got -1"),
+        (4, ValueError, "got 4"),
+        ((1, 4), ValueError, "got (1, 4)"),
+        (True, TypeError, "sum: dims must be a dimension or a tuple of dimensions"),
+        ((1, True), TypeError, "a dimension or a tuple of dimensions"),
+        ("1", TypeError, "got '1'"),
+    ],
+)
+def test_bad_dims_are_one_clear_error_whatever_the_function(dims, error, text):
+    with pytest.raises(error) as caught:
+        js.axes("sum", dims, 3)
+    assert text in str(caught.value) and "Hint: sum(x; dims=1)" in str(caught.value)
+    assert isinstance(caught.value, dp.Error)
+    # the same check, the same words, for a reduction and a TensorFlow function given `dims`
+    a = tf.constant(np.ones((2, 3, 4)))
+    for call in (
+        lambda d: js.reduce("sum", a, d),
+        lambda d: js.call_with_dims("sum", tf.reduce_sum, a, dims=d),
+    ):
+        with pytest.raises(error, match=re.escape(text)):
+            call(dims)
+
+
+def test_call_with_dims_refuses_axis_and_knows_a_new_dimension():
+    a = tf.constant(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="not TensorFlow's `axis`"):
+        js.call_with_dims("softmax", tf.nn.softmax, a, axis=0)
+    assert js.call_with_dims("stack", tf.stack, [a, a], dims=3).shape.as_list() == [2, 3, 2]
+    with pytest.raises(ValueError, match=r"from 1 to 2 \(the tensor has 2\), got 3"):
+        js.call_with_dims("concat", tf.concat, [a, a], dims=3)

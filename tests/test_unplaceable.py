@@ -41,3 +41,25 @@ def test_an_unfetched_bad_op_is_named_with_where_it_was_made_and_every_other() -
         with pytest.raises(dp.DevicePlacementError) as caught:
             sess.run(bad)
         assert "not among the fetches" not in str(caught.value)
+
+
+def test_a_device_scope_julia_enters_records_julia_s_file_and_line() -> None:
+    """The bridge's `enter` request carries where Julia opened the block: the device scope it
+    opens, and so every op made in it, says that line (placement errors name it for ops made
+    from Julia, whose Python frames are all the bridge's)."""
+    from devplace.adapter._tf import device_scope_sites
+    from devplace.bridge.requests import CODES, OPERATIONS
+
+    enter, leave = (OPERATIONS[CODES[name]][1] for name in ("enter", "exit"))
+    with tf.Graph().as_default():
+        outer, inner = tf.device("/device:CPU:0"), tf.device("/device:GPU:7")
+        enter(outer, "/home/me/model.jl", 12)
+        enter(inner, "/home/me/model.jl", 13)
+        op = tf.constant(1.0).op
+        leave(inner, None)
+        assert leave(outer, None) is False
+        assert device_scope_sites(op) == [("/home/me/model.jl", 13), ("/home/me/model.jl", 12)]
+        # a manager that opens no device scope is entered as before
+        names = tf.name_scope("s")
+        assert enter(names, "/home/me/model.jl", 14) == "s/"
+        leave(names, None)

@@ -95,12 +95,54 @@ end
     @test run(sess, sum(constant([true, false, true]))) === 2
     @test sum(t; name = "total").name == "total:0"
     err = try; sum(t; dims = 4); catch e; e; end            # past the rank: an error, as in ADCME
-    @test err isa PyError && occursin("dims=4", err.message) && occursin("3 dimensions", err.message)
+    @test err isa ArgumentError && occursin("from 1 to 3 (the tensor has 3), got 4", err.msg)
     @test_throws ArgumentError sum(t; dims = "1")
     @test_throws ArgumentError sum(t; dims = 0)
     @test_throws ArgumentError mean(t; dims = (1, true))
     err = try; sum(t; axis = 0); catch e; e; end
     @test err isa ArgumentError && occursin("dims", err.msg)
+end
+
+@testset "every function's dims: one rule (from 1, checked alike), one error" begin
+    tf.reset_default_graph()
+    sess = Session()
+    A = [1.0 5.0 3.0; 4.0 2.0 6.0]
+    t = constant(A)
+    # the same dims, the same answer as on the Julia array (or as ADCME, dimension dropped)
+    @test run(sess, argmax(t; dims = 2)) == [2, 3]
+    @test run(sess, softmax(t; dims = 1)) ≈ exp.(A) ./ sum(exp.(A); dims = 1)
+    @test run(sess, sort(t; dims = 1)) == sort(A; dims = 1)
+    @test run(sess, reverse(t; dims = 2)) == reverse(A; dims = 2)
+    @test run(sess, diff(t; dims = 2)) == diff(A; dims = 2)
+    @test run(sess, sum(SparseTensor(A); dims = 1)) == vec(sum(A; dims = 1))
+    @test run(sess, sum(t; dims = (1, 2))) == sum(A)
+    @test run(sess, std(t; dims = [1, 2])) ≈ sqrt(sum((A .- sum(A) / 6) .^ 2) / 6)  # divided by n
+    @test size(stack([t, t]; dims = 3)) == (2, 3, 2)  # a new dimension: one past the rank
+    # the same bad dims, the same ArgumentError naming the function, from every path
+    calls = Dict("sum" => d -> sum(t; dims = d), "argmax" => d -> argmax(t; dims = d),
+                 "softmax" => d -> softmax(t; dims = d), "squeeze" => d -> squeeze(t; dims = d),
+                 "std" => d -> std(t; dims = d), "diff" => d -> diff(t; dims = d),
+                 "sort" => d -> sort(t; dims = d), "reverse" => d -> reverse(t; dims = d),
+                 "concat" => d -> concat([t, t]; dims = d), "unstack" => d -> unstack(t; dims = d),
+                 "split" => d -> split(t, 1; dims = d), "stack" => d -> stack([t, t]; dims = d))
+    for (f, call) in calls
+        top = f == "stack" ? 3 : 2
+        for bad in (0, -2, top + 1, (1, 0))
+            bad == -2 && f in ("sort", "reverse") && continue   # their dims may be -1 (the last)
+            bad isa Tuple && !(f in ("sum", "std")) && continue  # those take several
+            err = try; call(bad); catch e; e; end
+            @test err isa ArgumentError
+            @test startswith(err.msg, "$f: dims must be dimensions from 1 to $top (the tensor has $top), got ")
+        end
+        err = try; call(true); catch e; e; end
+        @test err isa ArgumentError && startswith(err.msg, "$f: dims must be a dimension or a tuple of dimensions")
+    end
+    err = try; sum(SparseTensor(A); dims = 3); catch e; e; end
+    @test err isa ArgumentError && startswith(err.msg, "sum: dims must be dimensions from 1 to 2")
+    for f in (x -> sum(x; axis = 0), x -> softmax(x; axis = 0), x -> argmax(x; axis = 0))
+        err = try; f(t); catch e; e; end
+        @test err isa ArgumentError && occursin("`dims`, counted from 1 (as in ADCME), not TensorFlow's `axis`", err.msg)
+    end
 end
 
 @testset "transpose, adjoint, reshape, vec, hcat, vcat as on Julia arrays" begin

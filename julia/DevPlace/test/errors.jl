@@ -75,11 +75,24 @@ end
     init(sess)
     bad = @pywith tf.device("/device:GPU:7") begin 2.0 * loss end     # never fetched
     later = @pywith tf.device("/device:CPU:5") begin 3.0 * loss end
+    # each says where the user's code made it: the line of its scope, in any of its forms
+    made = [(bad, "GPU:7", @__LINE__() - 3), (later, "CPU:5", @__LINE__() - 2)]
+    on_gpu = @gpu 3 begin
+        4.0 * loss
+    end
+    push!(made, (on_gpu, "GPU:3", @__LINE__() - 3))
+    by_function = D.device("/device:CPU:6") do
+        5.0 * loss
+    end
+    push!(made, (by_function, "CPU:6", @__LINE__() - 3))
     for f in (() -> run(sess, θ), () -> run_profile(sess, loss))
         err, shown = thrown(f)
         @test err isa PyError && endswith(err.type, "DevicePlacementError")
         @test occursin("'$(bad.op.name)' is not among the fetches", shown)
         @test occursin("'$(later.op.name)' on /device:CPU:5", shown)    # every one, not the first
+        for (t, device, line) in made
+            @test occursin("'$(t.op.name)' on /device:$device (made at $(@__FILE__):$line)", shown)
+        end
         @test occursin("soft=True", shown) && occursin("fresh graph", shown)
         @test no_machinery(shown)
     end

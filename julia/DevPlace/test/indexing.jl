@@ -133,6 +133,27 @@ end
     @test thrown(() -> lst[2:4]) isa BoundsError
 end
 
+@testset "index 0, negative, past `end`: the same BoundsError from every path that takes indices" begin
+    tf.reset_default_graph()
+    sess = Session()
+    v = constant([1.0, 2.0, 3.0])
+    A = constant(ones(2, 3))
+    @test run(sess, v[end]) == 3.0 && run(sess, scatter_update(v, 3, 9.0)) == [1.0, 2.0, 9.0]
+    @test run(sess, scatter_add(A, 2, [true, false, true], [1.0, 1.0])) == [1.0 1 1; 2 1 2]
+    @test run(sess, vector([3], [5.0], 3)) == [0.0, 0, 5]
+    for i in (0, -1, 4, [1, 4], [0, 2], [true, false])
+        for (what, f) in (("getindex", () -> v[i]), ("scatter_update", () -> scatter_update(v, i, 1.0)),
+                          ("scatter_sub", () -> scatter_sub(v, i, 1.0)),
+                          ("scatter_add on a row", () -> scatter_add(A, 1, i, 1.0)))
+            err = thrown(f)
+            @test err isa BoundsError
+            @test (what == "scatter_add on a row" ? err.i == (1, i) : err.i == (i,))
+        end
+    end
+    @test thrown(() -> scatter_update(A, 3, :, 1.0)) isa BoundsError
+    @test thrown(() -> vector([0], [1.0], 3)) isa BoundsError   # a length known when it runs
+end
+
 @testset "iterating or changing a tensor is one clear error, never TensorFlow's" begin
     tf.reset_default_graph()
     t = constant([1.0, 2.0])

@@ -41,6 +41,7 @@ __all__ = [
     "create_op",
     "default_graph_stack",
     "default_session_stack",
+    "device_scope_sites",
     "driver_present",
     "graph_context_switches",
     "graph_scope_stacks",
@@ -49,6 +50,7 @@ __all__ = [
     "in_control_flow",
     "jacobian",
     "kernel_device_types",
+    "mark_device_scope",
     "op_def",
     "plain_graph_mode",
     "session_config",
@@ -227,6 +229,7 @@ INTERNALS: dict[str, tuple[str, ...]] = {
         "_add_control_input",
         "_add_control_inputs",
         "_control_flow_context",
+        "_device_assignments",
         "_remove_all_control_inputs",
         "_set_device",
     ),
@@ -389,6 +392,26 @@ def thread_local_scope_stacks(graph: Any) -> None:
     if any(getattr(graph, name) for name, _ in _GRAPH_SCOPE_STACKS[:_SHARED_STACKS]):
         return
     graph.switch_to_thread_local()
+
+
+def mark_device_scope(enter: Callable[[], Any], file: str, line: int) -> Any:
+    """`enter()` (a context manager's `__enter__`); a device scope it opens in the default graph
+    is recorded as opened at `file:line` (where ops made in it say they were made) instead of
+    the Python frame that opened it (a bridge's, for a scope entered from Julia)."""
+    graph = _ops.get_default_graph()
+    before = next(graph._device_function_stack.peek_traceable_objs(), None)
+    value = enter()
+    if _ops.get_default_graph() is graph:
+        opened = next(graph._device_function_stack.peek_traceable_objs(), None)
+        if opened is not None and opened is not before:
+            opened.filename, opened.lineno = file, line
+    return value
+
+
+def device_scope_sites(op: Any) -> list[tuple[str, int]]:
+    """Where the device scopes open when `op` was made were opened (file, line), innermost
+    first."""
+    return [(site.filename, site.lineno) for site in op._device_assignments]
 
 
 def variable_scope_store(graph: Any) -> Any:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from devplace.adapter._fdcapture import capture_fds
-from devplace.adapter._tf import session_config, tf
+from devplace.adapter._tf import device_scope_sites, session_config, tf
 from devplace.adapter._tflog import quiet_tf_log
 from devplace.adapter.devices import (
     Device,
@@ -142,15 +142,16 @@ def _placement_reason(
 
 
 def _made_at(op: Any) -> str:
-    """Where the user's code made `op` (`file:line`, the innermost frame outside TensorFlow's
-    and devplace's code), or '' when none of it is the user's (an op made from Julia through
-    the bridge)."""
+    """Where the user's code made `op` (`file:line`): the innermost frame outside TensorFlow's
+    and devplace's code; for an op made from Julia (no such frame), the innermost device scope
+    the user opened around it (Julia's `@pywith`, `@cpu`, ... say where); else ''."""
     from devplace.bridge.error_text import internal, internal_dirs
 
     dirs = internal_dirs()
-    for frame in reversed(list(getattr(op, "traceback", None) or ())):
-        if not internal(frame.filename, dirs):
-            return f"{frame.filename}:{frame.lineno}"
+    frames = [(f.filename, f.lineno) for f in reversed(list(getattr(op, "traceback", None) or ()))]
+    for file, line in (*frames, *device_scope_sites(op)):
+        if file and not internal(file, dirs):
+            return f"{file}:{line}"
     return ""
 
 

@@ -22,7 +22,8 @@ Modules:
 - `error_text`: what Julia is shown of a Python exception: short, a hint, the full text kept
   (`DevPlace.last_error()`)
 - `tasks`: TensorFlow's scopes kept per Julia task (`switch_task`)
-- `julia_semantics`: Julia's operator, indexing and display rules applied to Python objects
+- `julia_semantics`: Julia's operator, indexing and display rules applied to Python objects;
+  the one home of the index rule (`zero_based`) and of `dims` to `axis` (`axes`)
 - `graph_ops`: Julia's elementwise ops and scalar constants made straight into the graph
 - `adcme`: ADCME's rules that need several TF ops, one module per DevPlace.jl `src/adcme/` file
 """

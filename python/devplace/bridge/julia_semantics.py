@@ -28,6 +28,7 @@ import devplace as dp
 from devplace.adapter._tf import tf
 from devplace.bridge import graph_ops
 from devplace.bridge.callbacks import JuliaFunction
+from devplace.core.errors import ArgumentTypeError, ArgumentValueError
 from devplace.core.printed import Printed, short
 from devplace.facts.trace import Trace
 
@@ -36,7 +37,10 @@ __all__ = [
     "REDUCTIONS",
     "adjoint",
     "array_summary",
+    "axes",
     "broadcast",
+    "call_with_dims",
+    "check_bounds",
     "checked_device_function",
     "device",
     "display",
@@ -63,6 +67,7 @@ __all__ = [
     "tf_for_julia",
     "transpose",
     "vcat",
+    "zero_based",
 ]
 
 #: Julia binary operators applied elementwise (broadcast) as Python operators.
@@ -108,6 +113,100 @@ def _rank(x: Any) -> int | None:
 
 def _is_tensor(x: Any) -> bool:
     return isinstance(x, (tf.Tensor, tf.Variable))
+
+
+# --- Julia's positions and dimensions as TensorFlow's: the one home of both rules ----------
+
+
+def zero_based(index: Any) -> Any:
+    """Julia's positions (from 1) as TensorFlow's (from 0): an int or an int array one less, a
+    Bool mask (array or tensor) the positions it selects, an integer tensor one less in the
+    graph. Every Julia index DevPlace.jl sends reaches TensorFlow through here; the caller, who
+    knows the size, checks bounds (`check_bounds`)."""
+    if _is_tensor(index):
+        if index.dtype.is_bool:
+            return tf.reshape(tf.where(index), [-1])
+        if not index.dtype.is_integer:
+            raise TypeError(
+                f"a tensor index must hold integers or Bools, got {array_summary(index)}; "
+                "hint: cast(Int64, i)"
+            )
+        if index.dtype not in (tf.int32, tf.int64):
+            index = tf.cast(index, tf.int64)
+        return index - 1
+    if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+        return int(index) - 1
+    array = np.asarray(index)
+    if array.dtype == bool:
+        return np.flatnonzero(array)
+    if array.dtype.kind not in "iu":
+        raise TypeError(
+            f"Julia indices must be integers or Bools, got {short(index)}; hint: x[1], x[[1, 3]]"
+        )
+    return array.astype(np.int64) - 1
+
+
+def _dims_list(who: str, dims: Any) -> list[Any]:
+    """`dims` as a list of dimensions, each checked to be an integer (not a Bool)."""
+    values = list(dims) if isinstance(dims, (list, tuple, np.ndarray)) else [dims]
+    if not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) for d in values
+    ):
+        raise ArgumentTypeError(
+            who,
+            "dims",
+            dims,
+            "a dimension or a tuple of dimensions (integers from 1)",
+            f"{who}(x; dims=1) or {who}(x; dims=(1, 2))",
+        )
+    return values
+
+
+def axes(who: str, dims: Any, rank: int | None = None) -> int | list[int]:
+    """Julia's `dims` (a dimension counted from 1, or a tuple or vector of them) as TensorFlow's
+    `axis` (from 0), checked alike for every function: integers (not Bools) from 1 to `rank`
+    (the number of dimensions `dims` may name, where known). One int in, one int out."""
+    values = _dims_list(who, dims)
+    if any(d < 1 or (rank is not None and d > rank) for d in values):
+        span = "counted from 1" if rank is None else f"from 1 to {rank} (the tensor has {rank})"
+        raise ArgumentValueError(who, "dims", dims, f"dimensions {span}", f"{who}(x; dims=1)")
+    zero = [zero_based(d) for d in values]
+    return zero if isinstance(dims, (list, tuple, np.ndarray)) else zero[0]
+
+
+def _axis_keywords(who: str, kwargs: dict[str, Any], rank: int | None) -> dict[str, Any]:
+    """ADCME's keywords of a function with dimensions: `dims` (from 1) as TensorFlow's `axis`;
+    `axis` itself refused, as in ADCME."""
+    if "axis" in kwargs:
+        raise ArgumentValueError(
+            who,
+            "the keyword",
+            "axis",
+            "`dims`, counted from 1 (as in ADCME), not TensorFlow's `axis`",
+            f"{who}(x; dims=1)",
+        )
+    if "dims" not in kwargs:
+        return kwargs
+    out = dict(kwargs)
+    out["axis"] = axes(who, out.pop("dims"), rank)
+    return out
+
+
+#: ADCME functions whose `dims` may name one dimension past their first argument's (a new one).
+_NEW_DIMENSION = frozenset({"stack"})
+
+
+def call_with_dims(who: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """ADCME's `who(args...; dims, kwargs...)` as TensorFlow's `fn(args..., axis=...)`: `dims`
+    counted from 1 and checked against the first argument's dimensions (of a list of tensors,
+    its first element's)."""
+    first = args[0] if args else None
+    if isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    rank = None if first is None else _rank(first)
+    if rank is not None and who in _NEW_DIMENSION:
+        rank += 1
+    return fn(*args, **_axis_keywords(who, kwargs, rank))
 
 
 def _in_tensors_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -286,16 +385,9 @@ def reduce(reduction: str, x: Any, dims: Any = None, **kwargs: Any) -> Any:
         x = tf.cast(x, tf.float64)
     elif reduction in ("sum", "prod") and x.dtype.is_bool:
         x = tf.cast(x, tf.int64)
-    if dims is None:
-        return fn(x, **kwargs)
-    rank = ndims(x)
-    axes = [int(d) - 1 for d in np.atleast_1d(dims)]
-    if any(a >= rank for a in axes):
-        raise ValueError(
-            f"{reduction}: dims={dims} for {array_summary(x)}, which has {rank} dimensions; "
-            f"hint: {reduction}(x; dims=1)"
-        )
-    return fn(x, axis=axes, **kwargs)
+    if dims is not None:
+        kwargs = {**kwargs, "dims": dims}
+    return fn(x, **_axis_keywords(reduction, kwargs, ndims(x)))
 
 
 def transpose(x: Any) -> Any:
@@ -438,11 +530,12 @@ def array_summary(obj: Any) -> str:
     return f"{shape} {obj.name!r} ({obj.dtype.base_dtype.name})"
 
 
-def _out_of_bounds(x: Any, dim: int, size: int, index: Any) -> IndexError:
+def _out_of_bounds(x: Any, dim: int, size: int | None, index: Any) -> IndexError:
     """Julia's BoundsError, said in Python."""
+    has = "whose size is known when the graph runs" if size is None else f"which has size {size}"
     return IndexError(
         f"attempt to access {array_summary(x)} at index {index} in dimension {dim}, "
-        f"which has size {size} (Julia indices run from 1 to the size)"
+        f"{has} (Julia indices run from 1 to the size)"
     )
 
 
@@ -472,32 +565,32 @@ def _range_positions(spec: tuple[Any, ...]) -> range:
     first, last, step = spec[1:]
     if step == 0:
         raise ValueError(f"range step cannot be zero: {first}:{step}:{last}")
-    return range(first - 1, last - 1 + (1 if step > 0 else -1), step)
+    return range(zero_based(first), zero_based(last) + (1 if step > 0 else -1), step)
 
 
 def _static_positions(spec: tuple[Any, ...]) -> Any:
     """The 0-based positions an integer, range, integer vector or Bool mask selects: an int (the
     dimension is dropped), a range, or an int64 array (unchecked)."""
-    kind = spec[0]
-    if kind == "i":
-        return spec[1] - 1
-    if kind == "r":
+    if spec[0] == "r":
         return _range_positions(spec)
-    if kind == "v":
-        return np.asarray(spec[1], dtype=np.int64) - 1
-    return np.flatnonzero(np.asarray(spec[1], dtype=bool))
+    return zero_based(spec[1] if spec[0] != "m" else np.asarray(spec[1], dtype=bool))
 
 
-def _check_static(x: Any, dim: int, size: int, positions: Any, spec: tuple[Any, ...]) -> None:
-    """Julia's bounds check of positions (from 0) against a known size."""
-    if spec[0] == "m" and len(spec[1]) != size:
+def check_bounds(
+    x: Any, dim: int, size: int | None, positions: Any, spec: tuple[Any, ...] = ("v",)
+) -> None:
+    """Julia's bounds check of `positions` (from 0, as `zero_based` gives them) in dimension
+    `dim` of `x`: none before the first, none past `size` where it is known; a Bool mask
+    (`spec`, the index as sent) as long as the dimension. An IndexError, Julia's BoundsError."""
+    if spec[0] == "m" and size is not None and len(spec[1]) != size:
         raise _out_of_bounds(x, dim, size, f"(a Bool mask of length {len(spec[1])})")
+    top = np.inf if size is None else size
     if isinstance(positions, range):
         ends = [positions[0], positions[-1]] if positions else []
-        bad = [p for p in ends if not 0 <= p < size]
+        bad = [p for p in ends if not 0 <= p < top]
     else:
         flat = np.atleast_1d(positions)
-        bad = flat[(flat < 0) | (flat >= size)].tolist()
+        bad = flat[(flat < 0) | (flat >= top)].tolist()
     if bad:
         raise _out_of_bounds(x, dim, size, bad[0] + 1)
 
@@ -521,8 +614,8 @@ def _tensor_positions(x: Any, axis: int, index: Any, text: str) -> Any:
     """A tensor index, 1-based as in Julia and ADCME: integer positions (a scalar drops the
     dimension) or a Bool mask, as 0-based positions checked when the graph runs."""
     index = tf.convert_to_tensor(index)
+    positions = zero_based(index)
     if index.dtype.is_bool:
-        positions = tf.reshape(tf.where(index), [-1])
         size = tf.shape(x, out_type=tf.int64)[axis]
         check = tf.debugging.assert_equal(
             tf.size(index, out_type=tf.int64),
@@ -532,14 +625,7 @@ def _tensor_positions(x: Any, axis: int, index: Any, text: str) -> Any:
         )
         with tf.control_dependencies([check]):
             return tf.identity(positions)
-    if not index.dtype.is_integer:
-        raise TypeError(
-            f"a tensor index must hold integers or Bools, got {array_summary(index)}; "
-            "hint: cast(Int64, i)"
-        )
-    if index.dtype not in (tf.int32, tf.int64):
-        index = tf.cast(index, tf.int64)
-    return _checked_at_run_time(x, axis, index - 1, text)
+    return _checked_at_run_time(x, axis, positions, text)
 
 
 def _per_dimension(x: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
@@ -569,7 +655,7 @@ def _per_dimension(x: Any, specs: Sequence[tuple[Any, ...]]) -> Any:
             axis += 1
             continue
         positions = _static_positions(spec)
-        _check_static(x, dim, size, positions, spec)
+        check_bounds(x, dim, size, positions, spec)
         if isinstance(positions, range):
             stop = positions.stop if positions.stop >= 0 else None
             key.append(slice(positions.start, stop, positions.step))
@@ -625,7 +711,7 @@ def _container_key(obj: Any, spec: tuple[Any, ...]) -> Any:
         if not 0 <= positions < size:
             raise _out_of_bounds(obj, 1, size, spec[1])
         return positions
-    _check_static(obj, 1, size, positions, spec)
+    check_bounds(obj, 1, size, positions, spec)
     return slice(positions.start, positions.stop if positions.stop >= 0 else None, positions.step)
 
 
@@ -660,7 +746,7 @@ def lastindex(obj: Any, dim: int, ndims: int) -> int:
     shape = _known_shape(obj)
     if dim > len(shape):
         return 1
-    size = shape[0 if ndims == 1 else dim - 1]
+    size = shape[0 if ndims == 1 else zero_based(dim)]
     if size is None:
         raise ValueError(
             f"`end` needs a static size, but dimension {dim} of {array_summary(obj)} is unknown; "

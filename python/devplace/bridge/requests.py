@@ -69,7 +69,9 @@ def _builtin(name: str) -> Any:
         raise NameError(f"Python has no builtin named {name!r}") from None
 
 
-def _enter(manager: Any) -> Any:
+def _enter(manager: Any, file: str = "", line: int = 0) -> Any:
+    """Enter a `with` block that Julia opened at `file:line`: a device scope it opens says it
+    was opened there (placement errors name that line for the ops made in it)."""
     cls = type(manager)
     if not (hasattr(cls, "__enter__") and hasattr(cls, "__exit__")):
         shown = repr(manager)
@@ -79,7 +81,11 @@ def _enter(manager: Any) -> Any:
             f'{shown} of type {cls.__name__}. Hint: e.g. tf.device("/cpu:0"), '
             "DevPlace.cpu(1), tf.control_dependencies(ops) or a LocalCluster"
         )
-    return cls.__enter__(manager)
+    if not file or "devplace.adapter._tf" not in sys.modules:  # no TensorFlow: no device scope
+        return cls.__enter__(manager)
+    from devplace.adapter._tf import mark_device_scope
+
+    return mark_device_scope(lambda: cls.__enter__(manager), file, line)
 
 
 def _exit(manager: Any, error: tuple[str, str, str] | None) -> bool:

@@ -2,8 +2,8 @@
 # `tf.linalg.det` (the attribute path resolved once per host), `bridge_rule("adcme.ops",
 # "scatter", ...)` a function of python/devplace/bridge/adcme/ops.py (ADCME rules that need
 # several TF ops; each file here has its module of the same name there), `scatter_index` gives
-# Julia's indices as those rules take them, and `tf_kwargs` turns ADCME's keywords into TF's
-# (`dims` counted from 1 becomes `axis` from 0).
+# Julia's indices as those rules take them, `tfcall_dims` calls a TF function with ADCME's
+# `dims` (from 1; the host makes it TF's `axis`), and `tf_kwargs` renames ADCME's `colocate`.
 
 const TF_PATHS = Dict{String,PyObject}()
 const BRIDGE_MODULES = Dict{String,PyObject}()
@@ -36,34 +36,35 @@ bridge_module(mod::String) = get!(BRIDGE_MODULES, mod) do
 end
 
 """
-    scatter_index(i) -> Vector{Int}, PyObject or nothing
+    scatter_index(i) -> Int, Vector, PyObject or nothing
 
-Julia indices (from 1) as the host's rules take them: a Julia value 0-based, a tensor as it is
-(1-based: python/devplace/bridge/adcme/calls.py subtracts one in the graph), `:` as `nothing`.
+Julia indices as the host's rules take them: as written (from 1; integers, vectors, Bool masks
+or a tensor of them: `julia_semantics.zero_based` makes them TensorFlow's), `:` as `nothing`.
 """
-scatter_index(i::Integer) = [Int(i) - 1]
-scatter_index(i::AbstractVector{Bool}) = findall(i) .- 1
-scatter_index(i::AbstractVector{<:Integer}) = Int[x - 1 for x in i]
-scatter_index(::Colon) = nothing
+scatter_index(i::Integer) = Int(i)
+scatter_index(i::AbstractVector{Bool}) = collect(Bool, i)
+scatter_index(i::AbstractVector{<:Integer}) = collect(Int, i)
 scatter_index(i::PyObject) = i
+scatter_index(::Colon) = nothing
+
+"""
+    tfcall_dims(fname, path, args...; kwargs...)
+
+`tfcall(path, args...; kwargs...)` for ADCME's `fname`, whose `dims` (from 1) the host makes
+TensorFlow's `axis`, checked as every `dims` is (`julia_semantics.call_with_dims`); `axis`
+itself is refused, as in ADCME. A bad `dims` is an `ArgumentError`.
+"""
+tfcall_dims(fname::String, path::String, args...; kwargs...) = argument_errors(() -> semantics(
+    "call_with_dims", fname, get!(() -> attribute_path(TF_MODULE, path), TF_PATHS, path), args...;
+    kwargs...))
 
 """
     tf_kwargs(fname, kwargs) -> Dict{Symbol,Any}
 
-ADCME's keywords as TensorFlow's: `dims` (from 1, an integer or several) becomes `axis` (from
-0); `colocate` becomes `colocate_gradients_with_ops`. `axis` itself is refused, as in ADCME.
+ADCME's keywords as TensorFlow's: `colocate` becomes `colocate_gradients_with_ops`.
 """
 function tf_kwargs(fname, kwargs)
     out = Dict{Symbol,Any}(kwargs)
-    haskey(out, :axis) && throw(ArgumentError(string(fname, ": `axis` is not a keyword here: ",
-        "use `dims`, counted from 1 as in Julia. Hint: ", fname, "(x; dims=1)")))
-    if haskey(out, :dims)
-        d = pop!(out, :dims)
-        d isa Integer || d isa Union{Tuple,AbstractVector} && all(x -> x isa Integer, d) ||
-            wrong_argument(fname, "dims", d, "a dimension or several (from 1)",
-                           string(fname, "(x; dims=1) or ", fname, "(x; dims=(1, 2))"))
-        out[:axis] = d isa Integer ? Int(d) - 1 : Tuple(Int(x) - 1 for x in d)
-    end
     haskey(out, :colocate) && (out[:colocate_gradients_with_ops] = pop!(out, :colocate))
     return out
 end

@@ -86,7 +86,7 @@ softplus(x; kwargs...) = tfcall("math.softplus", x; kwargs...)
 
 `exp.(o) ./ sum(exp.(o))` along dimension `dims` (the last by default).
 """
-softmax(o::PyObject; kwargs...) = tfcall("math.softmax", o; tf_kwargs("softmax", kwargs)...)
+softmax(o::PyObject; kwargs...) = tfcall_dims("softmax", "math.softmax", o; kwargs...)
 
 """
     swish(x) -> PyObject or number
@@ -156,7 +156,7 @@ cast(dtype::Type, x::PyObject; kwargs...) = cast(x, dtype; kwargs...)
 
 `o` without its dimensions of size 1 (only `dims`, counted from 1, if given).
 """
-squeeze(o::PyObject; kwargs...) = tfcall("squeeze", o; tf_kwargs("squeeze", kwargs)...)
+squeeze(o::PyObject; kwargs...) = tfcall_dims("squeeze", "squeeze", o; kwargs...)
 
 """
     stack(os::Vector; dims=1) -> PyObject
@@ -166,7 +166,7 @@ Tensors of one shape stacked along a new dimension `dims` (the first by default:
 of length n give a 2×n matrix). Of a TensorArray: its elements stacked along the first.
 """
 stack(os::AbstractVector, args...; kwargs...) =
-    tfcall("stack", collect(os), args...; tf_kwargs("stack", kwargs)...)
+    tfcall_dims("stack", "stack", collect(os), args...; kwargs...)
 stack(ta::PyObject) = ta.stack()
 
 """
@@ -174,7 +174,7 @@ stack(ta::PyObject) = ta.stack()
 
 The slices of `o` along dimension `dims`.
 """
-unstack(o::PyObject, args...; kwargs...) = tfcall("unstack", o, args...; tf_kwargs("unstack", kwargs)...)
+unstack(o::PyObject, args...; kwargs...) = tfcall_dims("unstack", "unstack", o, args...; kwargs...)
 
 """
     concat(os::Vector; dims) -> PyObject
@@ -185,7 +185,7 @@ vector). A positional second argument is TensorFlow's axis, from 0.
 function concat(os::Union{PyObject,AbstractVector}, args...; kwargs...)
     os isa PyObject && return os
     ndims(os[1]) == 0 && return tfcall("stack", collect(os))
-    tfcall("concat", collect(os), args...; tf_kwargs("concat", kwargs)...)
+    tfcall_dims("concat", "concat", collect(os), args...; kwargs...)
 end
 
 """
@@ -217,7 +217,7 @@ cvec(o::PyObject; kwargs...) = reshape(o, :, 1)
 `o` split along `dims` into that many equal parts, or parts of the sizes given.
 """
 Base.split(o::PyObject, num_or_size_splits::Union{Integer,AbstractVector{<:Integer},PyObject};
-           kwargs...) = tfcall("split", o, num_or_size_splits; tf_kwargs("split", kwargs)...)
+           kwargs...) = tfcall_dims("split", "split", o, num_or_size_splits; kwargs...)
 
 """
     reverse(o::PyObject; dims=-1) -> PyObject
@@ -225,7 +225,7 @@ Base.split(o::PyObject, num_or_size_splits::Union{Integer,AbstractVector{<:Integ
 `o` reversed along dimension `dims` (-1: the last).
 """
 Base.reverse(o::PyObject; dims::Integer = -1) =
-    tfcall("reverse", o, Int32[dims == -1 ? -1 : dims - 1])
+    dims == -1 ? tfcall("reverse", o, Int32[-1]) : tfcall_dims("reverse", "reverse", o; dims = [dims])
 
 # --- assignment and grouping --------------------------------------------------------------
 
@@ -282,10 +282,11 @@ for (name, kind) in ((:scatter_add, "add"), (:scatter_sub, "sub"), (:scatter_upd
         changed likewise (`updates` of that block's shape, or a number). `updates` takes the
         tensor's type. Gradients flow to `a` and `updates`.
         """)
-        $name(a::PyObject, indices::Index, updates::Updates) =
-            bridge_rule("adcme.ops", "scatter", $kind, a, scatter_index(indices), updates)
-        $name(a::PyObject, rows::Index, cols::Index, updates::Updates) =
-            bridge_rule("adcme.ops", "scatter2", $kind, a, scatter_index(rows), scatter_index(cols), updates)
+        $name(a::PyObject, indices::Index, updates::Updates) = bounds_errors(() -> bridge_rule(
+            "adcme.ops", "scatter", $kind, a, scatter_index(indices), updates), a, (indices,))
+        $name(a::PyObject, rows::Index, cols::Index, updates::Updates) = bounds_errors(
+            () -> bridge_rule("adcme.ops", "scatter2", $kind, a, scatter_index(rows),
+                              scatter_index(cols), updates), a, (rows, cols))
     end
 end
 
@@ -296,7 +297,8 @@ A vector of length `n`, zero except `V[i] = v` (`i` indices from 1: a vector, a 
 integer tensor).
 """
 vector(i::Union{AbstractVector{<:Integer},PyObject}, v::Union{AbstractArray{<:Real},PyObject},
-       n::Union{Integer,PyObject}) = bridge_rule("adcme.ops", "vector", scatter_index(i), v, n)
+       n::Union{Integer,PyObject}) =
+    bounds_errors(() -> bridge_rule("adcme.ops", "vector", scatter_index(i), v, n), v, (i,))
 
 # --- linear algebra -----------------------------------------------------------------------
 
@@ -354,8 +356,8 @@ triu(o::PyObject, k::Integer = 0) = bridge_rule("adcme.ops", "triu", o, Int(k))
 
 The norm of `o` (`tf.norm`: Euclidean by default, `ord` as a second argument), over `dims`.
 """
-norm(o::PyObject, args...; kwargs...) = tfcall("norm", o, args...; tf_kwargs("norm", kwargs)...)
-norm(o::PyObject, p::Real; kwargs...) = tfcall("norm", o, p; tf_kwargs("norm", kwargs)...)
+norm(o::PyObject, args...; kwargs...) = tfcall_dims("norm", "norm", o, args...; kwargs...)
+norm(o::PyObject, p::Real; kwargs...) = tfcall_dims("norm", "norm", o, p; kwargs...)
 
 """
     dot(x, y) -> PyObject
@@ -444,14 +446,14 @@ Base.:-(J::UniformScaling, o::PyObject) = Matrix(J, size(o, 1), size(o, 2)) - o
 
 The index (from 1) of the largest entry along `dims` (the first dimension by default), int64.
 """
-Base.argmax(o::PyObject; kwargs...) = tfcall("argmax", o; tf_kwargs("argmax", kwargs)...) + 1
+Base.argmax(o::PyObject; kwargs...) = tfcall_dims("argmax", "argmax", o; kwargs...) + 1
 
 """
     argmin(o::PyObject; dims) -> PyObject
 
 The index (from 1) of the smallest entry along `dims` (the first dimension by default), int64.
 """
-Base.argmin(o::PyObject; kwargs...) = tfcall("argmin", o; tf_kwargs("argmin", kwargs)...) + 1
+Base.argmin(o::PyObject; kwargs...) = tfcall_dims("argmin", "argmin", o; kwargs...) + 1
 
 """
     sort(o::PyObject; rev=false, dims=-1, name=nothing) -> PyObject
@@ -459,8 +461,11 @@ Base.argmin(o::PyObject; kwargs...) = tfcall("argmin", o; tf_kwargs("argmin", kw
 `o` sorted along `dims` (-1: the last), descending with `rev=true`.
 """
 Base.sort(o::PyObject; rev::Bool = false, dims::Integer = -1, name = nothing) =
-    tfcall("sort", o; axis = dims == -1 ? -1 : dims - 1,
-           direction = rev ? "DESCENDING" : "ASCENDING", name = name)
+    tfcall_dims("sort", "sort", o; last_or(dims)..., direction = rev ? "DESCENDING" : "ASCENDING",
+                name = name)
+
+"ADCME's `dims=-1` (the last dimension, TensorFlow's default) as no `dims` keyword."
+last_or(dims::Integer) = dims == -1 ? NamedTuple() : (dims = dims,)
 
 """
     argsort(o::PyObject; stable=false, rev=false, dims=-1, name=nothing) -> PyObject
@@ -468,8 +473,8 @@ Base.sort(o::PyObject; rev::Bool = false, dims::Integer = -1, name = nothing) =
 The indices (from 1) that sort `o` along `dims` (-1: the last).
 """
 argsort(o::PyObject; stable::Bool = false, rev::Bool = false, dims::Integer = -1, name = nothing) =
-    tfcall("argsort", o; axis = dims == -1 ? -1 : dims - 1,
-           direction = rev ? "DESCENDING" : "ASCENDING", stable = stable, name = name) + 1
+    tfcall_dims("argsort", "argsort", o; last_or(dims)...,
+                direction = rev ? "DESCENDING" : "ASCENDING", stable = stable, name = name) + 1
 
 """
     topk(o::PyObject, k=1; sorted=true, name=nothing) -> (values, indices)
@@ -485,7 +490,7 @@ topk(o::PyObject, k::Union{PyObject,Integer} = 1; sorted::Bool = true, name = no
 
 The standard deviation (divided by n, as TensorFlow) over all entries or along `dims`.
 """
-std(o::PyObject; kwargs...) = tfcall("math.reduce_std", o; tf_kwargs("std", kwargs)...)
+std(o::PyObject; kwargs...) = tfcall_dims("std", "math.reduce_std", o; kwargs...)
 
 """
     lgamma(o) -> PyObject
@@ -508,7 +513,7 @@ Base.findall(o::PyObject) = bridge_rule("adcme.ops", "findall", o)
 Differences of neighbouring entries (of a vector, or along `dims` of a matrix), as Julia's `diff`.
 """
 Base.diff(o::PyObject; dims::Union{Integer,Nothing} = nothing) =
-    bridge_rule("adcme.ops", "diff", o, dims === nothing ? nothing : Int(dims) - 1)
+    argument_errors(() -> bridge_rule("adcme.ops", "diff", o, dims))
 
 """
     repeat(o::PyObject, i) -> PyObject
@@ -575,7 +580,7 @@ function softmax_cross_entropy_with_logits(logits::Union{AbstractArray,PyObject}
                                            labels::Union{AbstractArray,PyObject})
     logits = convert_to_tensor(logits; dtype = Float64)
     if ndims(labels) == 1
-        labels = labels isa PyObject ? cast(labels, Int64) - 1 : constant(Int64.(labels) .- 1)
+        labels = semantics("zero_based", labels isa PyObject ? cast(labels, Int64) : Int64.(labels))
         return tfcall("nn.sparse_softmax_cross_entropy_with_logits"; logits = logits, labels = labels)
     end
     tfcall("nn.softmax_cross_entropy_with_logits"; logits = logits,

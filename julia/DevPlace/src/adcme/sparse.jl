@@ -255,8 +255,8 @@ Base.adjoint(s::SparseTensor) = SparseTensor(bridge_rule("adcme.sparse", "transp
 The sum of all entries; with `dims=1` the column sums, with `dims=2` the row sums (vectors).
 """
 Base.sum(s::SparseTensor; dims::Union{Integer,Missing,Nothing} = missing) =
-    bridge_rule("adcme.sparse", "reduce_sum", s.o,
-                dims === missing || dims === nothing ? nothing : Int(dims) - 1)
+    argument_errors(() -> bridge_rule("adcme.sparse", "reduce_sum", s.o,
+                                      dims === missing ? nothing : dims))
 
 """
     reshape(s::SparseTensor, m, n) -> SparseTensor

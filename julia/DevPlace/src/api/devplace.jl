@@ -379,7 +379,7 @@ device(spec) = semantics("device", spec)
 Run `f()` (a do-block) inside `device(spec)`.
 """
 function device(f::Function, spec)
-    @pywith device(spec) begin
+    @pywith_for_caller device(spec) begin
         f()
     end
 end

@@ -4,11 +4,12 @@
 # in the seeds and the value of the block is the value of its last expression.
 
 """
-    pyenter(manager)
+    pyenter(manager, file="", line=0)
 
-Enter a Python context manager; returns what its `__enter__` returns.
+Enter a Python context manager; returns what its `__enter__` returns. A device scope it opens
+records `file:line` as where it was opened: a placement error names it for the ops made in it.
 """
-pyenter(manager) = request(OP_ENTER, (manager,))
+pyenter(manager, file::String = "", line::Int = 0) = request(OP_ENTER, (manager, file, line))
 
 """
     pyexit(manager, err, backtrace=nothing) -> Bool
@@ -39,9 +40,9 @@ local to it, so declare them `local a` before it or use the block's value.
 """
 macro pywith(args...)
     if length(args) == 2
-        return pywith_block(esc(args[1]), nothing, args[2])
+        return pywith_block(esc(args[1]), nothing, args[2], __source__)
     elseif length(args) == 4 && args[2] === :as
-        return pywith_block(esc(args[1]), args[3], args[4])
+        return pywith_block(esc(args[1]), args[3], args[4], __source__)
     end
     got = isempty(args) ? "nothing" : string(length(args), " arguments")
     throw(ArgumentError(string("@pywith needs a context manager and a block, got ", got,
@@ -51,11 +52,14 @@ end
 
 # The body runs in a `try` whose `finally` leaves the manager, so `return`, `break` and
 # `continue` inside the block leave it too; an exception goes to `__exit__` instead (once).
-function pywith_block(manager, var, body)
+# `source` is where the block is written (the macro's `__source__`), or an expression giving
+# (file, line) when the block is a library's that runs on its caller's behalf.
+function pywith_block(manager, var, body, source)
     bind = var === nothing ? nothing : :($(esc(var)) = value)
+    site = source isa LineNumberNode ? (string(something(source.file, "")), source.line) : source
     quote
         local manager = $manager
-        local value = $pyenter(manager)
+        local value = $pyenter(manager, $site...)
         local failed = false
         try
             $bind
@@ -68,6 +72,23 @@ function pywith_block(manager, var, body)
             failed || $pyexit(manager, nothing)
         end
     end
+end
+
+"Where the code that called into DevPlace is, as (file, line): the first Julia frame after DevPlace's own."
+function caller_site()
+    inside = false
+    for ip in backtrace(), frame in StackTraces.lookup(ip)
+        own = startswith(string(frame.file), SOURCE_DIR)
+        inside |= own
+        inside && !own && !frame.from_c && return (string(frame.file), frame.line)
+    end
+    return ("", 0)
+end
+
+# `@pywith` in a DevPlace function that opens a scope for its caller (`device(f, spec)`): the
+# scope says it was opened at the caller's line, not in DevPlace.
+macro pywith_for_caller(manager, body)
+    return pywith_block(esc(manager), nothing, body, :($caller_site()))
 end
 
 """
@@ -98,7 +119,7 @@ function device_index(kind::String, id)
                                " i begin ... end with i::Int")))
 end
 
-function device_macro(kind::String, scope, args)
+function device_macro(kind::String, scope, args, source::LineNumberNode)
     if length(args) == 1
         id, body = 0, args[1]
     elseif length(args) == 2
@@ -106,7 +127,7 @@ function device_macro(kind::String, scope, args)
     else
         throw(ArgumentError("usage: @$kind [device_id] expr"))
     end
-    return pywith_block(:($scope($device_index($kind, $(esc(id))))), nothing, body)
+    return pywith_block(:($scope($device_index($kind, $(esc(id))))), nothing, body, source)
 end
 
 """
@@ -117,7 +138,7 @@ expression giving an integer from 0 to 2^31-1, evaluated when the block runs; it
 The scope belongs to the task running the block: other `@async` tasks are not placed by it.
 """
 macro cpu(args...)
-    device_macro("cpu", cpu, args)
+    device_macro("cpu", cpu, args, __source__)
 end
 
 """
@@ -128,5 +149,5 @@ expression giving an integer from 0 to 2^31-1 (default 0); the scope is the runn
 Without a GPU, run the graph in a `Session(soft=true)` so TensorFlow falls back to the CPU.
 """
 macro gpu(args...)
-    device_macro("gpu", gpu, args)
+    device_macro("gpu", gpu, args, __source__)
 end

@@ -89,6 +89,23 @@ const SEMANTICS_FUNCTIONS = Dict{String,PyObject}()
 semantics(name::String, args...; kwargs...) = call_python(
     get!(() -> attribute(SEMANTICS, name), SEMANTICS_FUNCTIONS, name), name, args, kwargs)
 
+const PY_ARGUMENT_ERRORS = ("devplace.errors.ArgumentValueError", "devplace.errors.ArgumentTypeError")
+
+"""
+    argument_errors(f)
+
+`f()`, a request whose arguments the host checks (`dims`, checked in one place for every
+function: `julia_semantics.axes`): the host's refusal of one is thrown as Julia's `ArgumentError`.
+"""
+function argument_errors(f)
+    try
+        return f()
+    catch err
+        err isa PyError && err.type in PY_ARGUMENT_ERRORS || rethrow()
+        throw(ArgumentError(first(split(err.message, '\n'))))
+    end
+end
+
 """
     size(x::PyObject) -> Tuple
 
@@ -117,18 +134,8 @@ does that here). Other keywords (`keepdims`, `name`) go to TensorFlow's `reduce_
 """
 Statistics.mean
 
-function reduce_dims(f::String, x::PyObject, dims; kwargs...)
-    haskey(kwargs, :axis) && throw(ArgumentError(string(
-        f, ": the keyword is `dims`, counted from 1 (as in ADCME), not TensorFlow's `axis`. ",
-        "Hint: ", f, "(x; dims=1)")))
-    dims === nothing || all(d -> d isa Integer && !(d isa Bool) && d >= 1, dims) ||
-        throw(ArgumentError(string(
-            f, ": dims must be a dimension or a tuple of dimensions (from 1), got ",
-            summary_of(dims), " (", typeof(dims), "). Hint: ", f, "(x; dims=1) or ", f,
-            "(x; dims=(1, 2))")))
-    semantics("reduce", f, x, dims isa Union{Tuple,AbstractVector} ? collect(Int, dims) : dims;
-              kwargs...)
-end
+reduce_dims(f::String, x::PyObject, dims; kwargs...) =
+    argument_errors(() -> semantics("reduce", f, x, dims; kwargs...))
 
 for f in (:sum, :prod, :maximum, :minimum, :mean)
     fn = f == :mean ? :(Statistics.mean) : :(Base.$f)
@@ -245,9 +252,18 @@ matrix, which selects rows as in ADCME (`x[:]` is `vec(x)`). An index out of ran
 `BoundsError` (a tensor index is checked when the graph runs). On other Python objects: keys,
 and 1-based positions in sequences.
 """
-function Base.getindex(o::PyObject, idx...)
+Base.getindex(o::PyObject, idx...) =
+    bounds_errors(() -> request(OP_CALL, (SEM_GETINDEX, (o, map(index_spec, idx)))), o, idx)
+
+"""
+    bounds_errors(f, o, idx)
+
+`f()`, a request with Julia indices `idx` into `o`: the host's `IndexError` (an index out of
+range: `julia_semantics.check_bounds`, for every index) thrown as Julia's `BoundsError(o, idx)`.
+"""
+function bounds_errors(f, o, idx)
     try
-        return request(OP_CALL, (SEM_GETINDEX, (o, map(index_spec, idx))))
+        return f()
     catch err
         err isa PyError && err.type == "IndexError" && throw(BoundsError(o, idx))
         rethrow()

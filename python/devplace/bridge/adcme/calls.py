@@ -1,7 +1,7 @@
 """How ADCME's rules take what DevPlace.jl sends (`julia/DevPlace/src/adcme/calls.jl`).
 
-Indices arrive from Julia 0-based when they are Julia values (`scatter_index` subtracts one
-there) and 1-based when they are tensors (subtracted here, in the graph).
+Indices arrive from Julia as Julia writes them (from 1, values or tensors) and become
+TensorFlow's by `julia_semantics.zero_based`, the one place that rule is written.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from devplace.adapter._tf import tf
+from devplace.bridge.julia_semantics import check_bounds, zero_based
 from devplace.core.errors import ArgumentValueError
 
-__all__ = ["F64", "I64", "as_f64", "zero_based"]
+__all__ = ["F64", "I64", "as_f64", "index_vector"]
 
 F64 = tf.float64
 I64 = tf.int64
@@ -27,15 +28,20 @@ def as_f64(x: Any) -> Any:
     return tf.convert_to_tensor(np.asarray(x, dtype=np.float64))
 
 
-def zero_based(index: Any, length: Any = None) -> Any:
-    """Julia indices as a 0-based int64 vector: a Julia vector arrives 0-based, a tensor
-    1-based; None (Julia's `:`) means all `length` of them."""
+def index_vector(index: Any, length: Any = None, of: Any = None, dim: int = 1) -> Any:
+    """Julia indices (from 1: an integer, a vector, a Bool mask or a tensor of them) as a
+    0-based int64 vector; None (Julia's `:`) means all `length` of them. Julia values are
+    checked against `length` (dimension `dim` of `of`) where known: an IndexError."""
     if index is None:
         if length is None:
             raise ArgumentValueError(
                 "scatter", "index", ":", "used on a dimension of known size", "set_shape first"
             )
         return tf.range(length, dtype=I64)
-    if isinstance(index, (tf.Tensor, tf.Variable)):
-        return tf.reshape(tf.cast(index, I64) - 1, [-1])
-    return tf.constant(np.asarray(index, dtype=np.int64).reshape(-1))
+    positions = zero_based(index)
+    if isinstance(positions, (tf.Tensor, tf.Variable)):
+        return tf.reshape(tf.cast(positions, I64), [-1])
+    size = length if isinstance(length, int) else getattr(length, "value", None)
+    mask = np.asarray(index).dtype == bool
+    check_bounds(of, dim, size, positions, ("m", np.asarray(index)) if mask else ("v",))
+    return tf.constant(np.asarray(positions, dtype=np.int64).reshape(-1))

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from devplace.adapter._tf import tf
-from devplace.bridge.adcme.calls import F64, zero_based
+from devplace.bridge.adcme.calls import F64, index_vector
+from devplace.bridge.julia_semantics import axes
 from devplace.core.errors import ArgumentValueError
 
 __all__ = [
@@ -42,7 +43,7 @@ def _updates(ref: Any, updates: Any) -> Any:
 def scatter(kind: str, ref: Any, index: Any, updates: Any) -> Any:
     """`ref` (a vector) with `ref[index]` added to, subtracted from or replaced by `updates`."""
     ref = tf.convert_to_tensor(ref)
-    rows = zero_based(index, ref.shape[0])
+    rows = index_vector(index, ref.shape[0], ref)
     return _SCATTER[kind](ref, tf.reshape(rows, [-1, 1]), _updates(ref, updates))
 
 
@@ -50,7 +51,9 @@ def scatter2(kind: str, ref: Any, rows: Any, cols: Any, updates: Any) -> Any:
     """As `scatter`, for `ref[rows, cols]` of a matrix; `updates` in row-major order."""
     ref = tf.convert_to_tensor(ref)
     i, j = tf.meshgrid(
-        zero_based(rows, ref.shape[0]), zero_based(cols, ref.shape[1]), indexing="ij"
+        index_vector(rows, ref.shape[0], ref),
+        index_vector(cols, ref.shape[1], ref, 2),
+        indexing="ij",
     )
     index = tf.stack([tf.reshape(i, [-1]), tf.reshape(j, [-1])], axis=1)
     return _SCATTER[kind](ref, index, _updates(ref, updates))
@@ -99,16 +102,16 @@ def repeat(x: Any, i: int, j: int | None) -> Any:
 
 def vector(index: Any, values: Any, n: Any) -> Any:
     """ADCME's `vector(i, v, n)`: a vector of length `n`, zero except `V[i] = v`."""
-    rows = zero_based(index, None)
+    rows = index_vector(index)
     return tf.scatter_nd(tf.reshape(rows, [-1, 1]), values, tf.reshape(tf.cast(n, tf.int64), [1]))
 
 
-def diff(x: Any, axis: int | None) -> Any:
-    """Julia's `diff`: differences of neighbours along `axis` (a vector's only one if None)."""
+def diff(x: Any, dims: Any) -> Any:
+    """Julia's `diff`: differences of neighbours along `dims` (a vector's only one if None)."""
     x = tf.convert_to_tensor(x)
-    if axis is None and x.shape.rank != 1:
+    if dims is None and x.shape.rank != 1:
         raise ArgumentValueError("diff", "dims", None, "given for a matrix", "diff(A; dims=1)")
-    axis = 0 if axis is None else axis
+    axis = 0 if dims is None else axes("diff", dims, x.shape.rank)
     n = tf.shape(x)[axis]
     return tf.gather(x, tf.range(1, n), axis=axis) - tf.gather(x, tf.range(0, n - 1), axis=axis)
 

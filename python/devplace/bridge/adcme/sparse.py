@@ -6,7 +6,7 @@ so they run on any device and TensorFlow differentiates them. Solving needs a sp
 factorization, which TensorFlow lacks: it runs scipy's SuperLU in this (the host) process
 through `py_func`, on a CPU, with its gradient (`A x = b` gives `db = A^-T g` and
 `dA[i, j] = -(A^-T g)[i] x[j]`); the factors wait in `factorizations`, the rows of
-`SparseAssembler`s in `assemblers`. Indices arrive as `calls.zero_based` takes them.
+`SparseAssembler`s in `assemblers`. Indices arrive as `calls.index_vector` takes them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import numpy as np
 from devplace.adapter._tf import tf
 from devplace.bridge.adcme import factorizations
 from devplace.bridge.adcme.assemblers import ASSEMBLERS
-from devplace.bridge.adcme.calls import F64, I64, zero_based
+from devplace.bridge.adcme.calls import F64, I64, index_vector
 from devplace.bridge.adcme.factorizations import DEFAULT_CACHE, FACTORIZATIONS
+from devplace.bridge.julia_semantics import axes
 from devplace.core.errors import ArgumentValueError
 
 __all__ = [
@@ -103,7 +104,7 @@ def static_dims(sp: Any) -> tuple[int | None, int | None]:
 
 def from_ijv(rows: Any, cols: Any, values: Any, m: Any, n: Any) -> Any:
     """ADCME's `SparseTensor(ii, jj, vv, m, n)`: entries in row-major order, duplicates kept."""
-    indices = tf.stack([zero_based(rows), zero_based(cols)], axis=1)
+    indices = tf.stack([index_vector(rows), index_vector(cols)], axis=1)
     return tf.sparse.reorder(_sparse(indices, values, _size(m), _size(n)))
 
 
@@ -262,7 +263,7 @@ def concat(axis: int, sps: Sequence[Any]) -> Any:
 
 def _selector(index: Any, size: Any, rows: bool) -> Any:
     """The 0/1 matrix picking `index` as rows (p×size) or as columns (size×p) by product."""
-    picked = zero_based(index)
+    picked = index_vector(index)
     p = picked.shape.as_list()[0]
     p = tf.shape(picked, out_type=I64)[0] if p is None else p
     pos = tf.range(tf.cast(p, I64))
@@ -293,8 +294,8 @@ def scatter(kind: str, a: Any, rows: Any, cols: Any, b: Any) -> Any:
     """ADCME's `scatter_update(A, rows, cols, B)` (`A[rows, cols] = B`) and `scatter_add`
     (`A[rows, cols] += B`) of sparse matrices, sparse results."""
     m, n = dims(a)
-    rows = zero_based(rows, m)
-    cols = zero_based(cols, n)
+    rows = index_vector(rows, m, a)
+    cols = index_vector(cols, n, a, 2)
     placed = tf.stack([tf.gather(rows, b.indices[:, 0]), tf.gather(cols, b.indices[:, 1])], axis=1)
     kept_indices, kept_values = a.indices, a.values
     if kind == "update":
@@ -309,16 +310,17 @@ def scatter(kind: str, a: Any, rows: Any, cols: Any, b: Any) -> Any:
 def zero_out_row(sp: Any, rows: Any) -> Any:
     """ADCME's `zero_out_row`: the matrix without its entries in `rows`."""
     m, n = dims(sp)
-    drop = _member(zero_based(rows), m, sp.indices[:, 0])
+    drop = _member(index_vector(rows), m, sp.indices[:, 0])
     return _sparse(tf.boolean_mask(sp.indices, ~drop), tf.boolean_mask(sp.values, ~drop), m, n)
 
 
-def reduce_sum(sp: Any, axis: int | None) -> Any:
+def reduce_sum(sp: Any, dims_: Any) -> Any:
     """ADCME's `sum(A)` (a scalar), `sum(A; dims=1)` (column sums), `sum(A; dims=2)` (row sums)."""
-    if axis is None:
+    if dims_ is None:
         return tf.reduce_sum(sp.values)
-    if axis not in (0, 1):
-        raise ArgumentValueError("sum", "dims", axis + 1, "1 or 2", "sum(A; dims=1)")
+    axis = axes("sum", dims_, 2)
+    if not isinstance(axis, int):
+        raise ArgumentValueError("sum", "dims", dims_, "1 or 2", "sum(A; dims=1)")
     size = dims(sp)[1 - axis]
     return tf.math.unsorted_segment_sum(sp.values, sp.indices[:, 1 - axis], size)
 

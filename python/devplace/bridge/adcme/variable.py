@@ -11,6 +11,7 @@ import numpy as np
 
 from devplace.adapter._tf import hessian_vector_product, tf
 from devplace.adapter._tf import jacobian as tf_jacobian
+from devplace.bridge.julia_semantics import zero_based
 from devplace.core.errors import ArgumentValueError
 
 __all__ = [
@@ -61,14 +62,14 @@ def tensor_from(values: Sequence[Any], dims: Sequence[int], numpy_type: Any) -> 
 
 def tensor_array_read(ta: Any, i: Any) -> Any:
     """`read(ta, i)`: element `i` (from 1) of a TensorArray."""
-    return ta.read(i - 1)
+    return ta.read(zero_based(i))
 
 
 def tensor_array_write(ta: Any, i: Any, value: Any) -> Any:
     """`write(ta, i, value)`: the TensorArray with element `i` (from 1) written."""
     if not isinstance(value, (tf.Tensor, tf.Variable)):
         value = tf.convert_to_tensor(value, dtype=ta.dtype)
-    return ta.write(i - 1, value)
+    return ta.write(zero_based(i), value)
 
 
 def hessian(ys: Any, xs: Any, **kwargs: Any) -> Any:
