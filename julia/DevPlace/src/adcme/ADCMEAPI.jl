@@ -9,7 +9,8 @@ module ADCMEAPI
 
 using Statistics: mean
 using ..Codec: BY_HANDLE, OP_GETATTR, OP_IMPORT, PyDict
-using ..Objects: PyObject, TF_MODULE, attribute, call_python, lazy_pyobject, pyhasattr, request
+using ..Objects: PyObject, TF_MODULE, argument_errors, attribute, bounds_errors, call_python,
+    lazy_pyobject, pyhasattr, request, semantics
 using ..API: @pywith, Variable, feed_dict, get_collection, init, pyimport, tf, wrong_argument
 import ..API: constant, control_dependencies, gradients, placeholder
 

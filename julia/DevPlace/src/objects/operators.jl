@@ -89,7 +89,8 @@ const SEMANTICS_FUNCTIONS = Dict{String,PyObject}()
 semantics(name::String, args...; kwargs...) = call_python(
     get!(() -> attribute(SEMANTICS, name), SEMANTICS_FUNCTIONS, name), name, args, kwargs)
 
-const PY_ARGUMENT_ERRORS = ("devplace.errors.ArgumentValueError", "devplace.errors.ArgumentTypeError")
+const PY_ARGUMENT_ERRORS =
+    ("devplace.core.errors.ArgumentValueError", "devplace.core.errors.ArgumentTypeError")
 
 """
     argument_errors(f)
