@@ -217,11 +217,11 @@ class Peer:
         op_info: tuple[str, str, str] | None = None,
     ) -> Any:
         """Call a Julia function and return its result (requests it makes meanwhile are
-        served); a Julia exception raises `JuliaError`. A callback that would leave less than
-        `STACK_HEADROOM` frames for that is refused before it is sent."""
+        served); a Julia exception raises `JuliaError`. A callback made inside another that
+        would leave less than `STACK_HEADROOM` frames for that is refused before it is sent."""
         if threading.get_ident() != self._thread:
             return self.call_from_thread(fn, args, kwargs)
-        if not headroom_left(STACK_HEADROOM):
+        if self._depth and not headroom_left(STACK_HEADROOM):  # 1 µs: only where callbacks nest
             limit = sys.getrecursionlimit()
             raise CallbackDepthError(
                 f"Julia function {fn.name}: callbacks between Julia and Python are nested "

@@ -207,11 +207,11 @@ class InProcess(Peer):
     def call_on_op(self, fn: JuliaFunction, op: Any) -> Any:
         """One call of Julia's `julia_on_op` builtin, without `call_julia`'s general steps (a
         device function is called for every op built under it); those steps where this thread
-        is not Julia's or the stack is deep."""
+        is not Julia's or callbacks nest (where the stack's headroom is worth its 1 µs check)."""
         if (
             self._julia_on_op is None
             or threading.get_ident() != self._thread
-            or not headroom_left(STACK_HEADROOM)
+            or (self._depth and not headroom_left(STACK_HEADROOM))
         ):
             return super().call_on_op(fn, op)
         outer, self.interruptible = self.interruptible, False
