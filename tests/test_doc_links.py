@@ -60,7 +60,7 @@ def test_the_pages_link_to_each_other():
 PACKAGE = ROOT / "python" / "devplace"
 #: The packages whose `__init__.py` docstring maps its modules: after a `Modules:` line, one
 #: `- `name`: what it owns` line per module or subpackage (several names may share a line).
-MAPPED = ("core", "adapter", "facts", "views", "bridge", "bridge/adcme")
+MAPPED = ("core", "adapter", "facts", "views", "bridge", "bridge/adcme", "bridge/transports")
 
 
 def package_map(doc: str) -> set[str]:

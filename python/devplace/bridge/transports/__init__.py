@@ -1,8 +1,11 @@
-"""What carries Julia's messages to `devplace.bridge.peer.Peer` and back.
+"""What carries Julia's messages to `devplace.bridge.peer.Peer` and back. DevPlace.jl's
+`src/transports/` holds the other ends, and its `transport.jl` chooses between them.
 
-- `host`: a Python process of its own (`python -m devplace.bridge`), frames on two pipes, large
-  arrays through shared memory (`shm`): the isolating transport.
-- `inprocess`: Julia's own process, calls through libpython's C API, large arrays by address.
+Modules:
 
-DevPlace.jl's `src/transports/` holds the other ends, `src/transport.jl` chooses between them.
+- `host`: the isolating transport: a Python process of its own (`python -m devplace.bridge`),
+  its request loop over two pipes, callbacks as frames
+- `shm`: the host's large arrays through shared memory: this side's outbox, Julia's copied out
+- `inprocess`: Julia's own process: calls through libpython's C API, arrays by address,
+  TensorFlow imported under `RTLD_DEEPBIND`, py_func Julia calls handed to Julia's thread
 """
