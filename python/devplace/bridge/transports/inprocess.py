@@ -233,10 +233,6 @@ class InProcess(Peer):
         return answer[0], wire.decode(memoryview(answer)[1:], self)
 
     def exchange_callback(self, call: tuple[Any, ...]) -> tuple[int, Any]:
-        if len(call) == 4 and self._julia_on_op is not None:  # a device function: no messages
-            id, (op,), _, (name, type_, device) = call
-            answer = self._julia_on_op(id, self.handles.put(op), name, type_, device)
-            return (frames.REPLY, answer) if type(answer) is str else self._decoded(answer)
         if len(call) == 3 and not call[2] and self._julia_call is not None:
             plain = _plain_args(call[1])
             if plain is not None:  # no messages: a loss or step callback of an optimizer
