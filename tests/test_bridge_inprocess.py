@@ -4,9 +4,11 @@ DevPlace.jl's own suite runs the whole transport (test_bridge_julia.py, both tra
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +17,9 @@ import devplace as dp
 from devplace.bridge import frames, wire
 from devplace.bridge.callbacks import JuliaError, JuliaFunction
 from devplace.bridge.requests import CODES, IN_PLACE
-from devplace.bridge.transports import inprocess
+from devplace.bridge.transports import inprocess, numpy_memory
+
+LIBC = ctypes.CDLL(None)
 
 
 def no_julia(frame: bytes) -> bytearray:
@@ -163,9 +167,12 @@ def test_a_run_of_one_fetch_answers_scalars_as_themselves_and_the_rest_as_a_requ
         assert got == value and type(got) is type(value)  # Python's own: Julia reads it directly
     answer, _, _, lent = peer.run_fetch(s, ids["f32"])
     assert answer[0] == frames.REPLY and type(wire.decode(memoryview(answer)[1:])) is np.float32
-    answer, keep, _, lent = peer.run_fetch(s, ids["big"])
-    (lent_id,) = wire.decode(lent)  # a fetch's array, Julia's alone: lent, not copied
-    assert keep[0] is peer.handles.get(lent_id) and np.array_equal(keep[0], np.ones(9000))
+    code, address, shape = peer.run_fetch(s, ids["big"])  # a fetch's array: its memory given
+    assert (wire.DTYPE_CODES[code], shape) == (np.dtype("<f8"), (9000,))
+    assert np.array_equal(
+        np.ctypeslib.as_array((ctypes.c_double * 9000).from_address(address)), np.ones(9000)
+    )
+    LIBC.free(ctypes.c_void_p(address))  # Julia's array would, when collected
     assert peer.run_fetch(s, ids["op"]) is None
     assert peer.run_fetch(s, ids["f64"]) == 6.0  # the op ran
 
@@ -182,9 +189,9 @@ def test_the_module_julia_imports_first_does_not_import_tensorflow() -> None:
 def test_a_julia_device_function_is_called_without_messages() -> None:
     calls = []
 
-    def julia_on_op(id: int, op_id: int, name: str, type_: str, device: str) -> str | bytearray:
-        calls.append((id, peer.handles.get(op_id), name, type_, device))
-        if name.startswith("bad"):  # an error comes back as `julia_entry`'s answer
+    def julia_on_op(id: int, op_id: int, op: Any) -> str | bytearray:
+        calls.append((id, peer.handles.get(op_id), op))  # Julia reads op.name etc. where asked
+        if op.name.startswith("bad"):  # an error comes back as `julia_entry`'s answer
             error = ("DomainError", "no device for bad ops", "", None)
             return bytearray(bytes((frames.ERROR,)) + wire.encode_bytes(error))
         return "/device:CPU:0"
@@ -195,6 +202,51 @@ def test_a_julia_device_function_is_called_without_messages() -> None:
     with graph.as_default():
         good, bad = dp.tf.constant(1.0, name="good"), dp.tf.constant(2.0, name="bad")
     assert fn.call_on_op(good.op) == "/device:CPU:0"
-    assert calls[-1] == (3, good.op, "good", "Const", "")
+    assert calls[-1] == (3, good.op, good.op)
     with pytest.raises(JuliaError, match="DomainError: no device for bad ops"):
         fn.call_on_op(bad.op)
+
+
+def given(make: Any) -> tuple[int, int, tuple[int, ...]] | None:
+    """What `numpy_memory.give` does with the array `make()` returns, held by one variable."""
+    a = make()
+    return numpy_memory.give(a)
+
+
+def test_a_fresh_arrays_memory_is_given_whole_and_numpy_forgets_it() -> None:
+    for make, dtype in (
+        (lambda: np.arange(10.0), np.float64),
+        (lambda: np.ones(5, np.float32), np.float32),
+        (lambda: np.array([True, False]), np.bool_),
+        (lambda: np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)), np.int32),
+    ):
+        a = make()
+        expected = a.copy(order="F")
+        code, address, shape = numpy_memory.give(a)
+        assert not a.flags.owndata  # freeing `a` leaves the memory alone: it is Julia's now
+        assert (wire.DTYPE_CODES[code], shape, address) == (np.dtype(dtype), a.shape, a.ctypes.data)
+        del a
+        count = expected.size
+        memory = (ctypes.c_char * (count * expected.itemsize)).from_address(address)
+        kept = np.frombuffer(memory, expected.dtype, count).reshape(expected.shape, order="F")
+        assert np.array_equal(kept, expected)
+        del kept, memory
+        LIBC.free(ctypes.c_void_p(address))  # malloc's memory: what Julia's collector calls
+
+
+def test_memory_others_use_or_numpy_cannot_give_stays_numpys() -> None:
+    base = np.arange(10.0)
+    cases = {
+        "a view": lambda: base[2:],
+        "a strided view": lambda: base[::2],
+        "row-major 2-D": lambda: np.arange(6.0).reshape(2, 3),
+        "not a wire dtype": lambda: np.array(["a", "b"]),
+        "empty": lambda: np.zeros(0),
+        "read-only": lambda: np.frombuffer(b"\0" * 16),
+        "another's buffer": lambda: np.frombuffer(bytearray(16)),
+    }
+    for why, make in cases.items():
+        assert given(make) is None, why
+    held = np.arange(4.0)
+    also = held  # a second reference: Julia owning it would free memory Python still reads
+    assert numpy_memory.give(held) is None and also.flags.owndata

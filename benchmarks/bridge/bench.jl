@@ -6,8 +6,9 @@
 #
 # Calls: a training step (`run(sess, opt)`, a 10-element variable), a scalar fetch, fetches and
 # feeds of 8 MB and 100 MiB Float64 arrays, graph building (`iterations` times
-# `x = sin(x) * 0.5 + 1.0`, 5 ops each) and what a device function adds per op. Each figure is
-# the best of 3 repeats; `rounds` (default 3) rounds alternate Julia and Python, and the table
+# `x = sin(x) * 0.5 + 1.0`, 5 ops each) and what a device function adds per op (the median of
+# 7 differences of builds with and without it, made in pairs: one build's noise is larger than
+# the difference). Each other figure is the best of 3 repeats; `rounds` (default 3) rounds alternate Julia and Python, and the table
 # shows the medians. A whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
 # `bfgs_iterations` (default 400) iterations of scipy's L-BFGS-B, printing each evaluation and
 # step, against the same minimization driven from Python (best of 2). Then the peak memory of a
@@ -55,6 +56,9 @@ function build_with_device_function(n)
         build_in_scope(n)
     end
 end
+
+"Seconds per op that building with a device function adds: the median of `pairs` differences."
+extra_per_op(plain, with_function, pairs = 7) = median([with_function() - plain() for _ in 1:pairs])
 
 "The session, fetches and feeds of the `run` cases, in a fresh graph."
 function run_cases(np)
@@ -140,8 +144,9 @@ function measure_round(n, bfgs_iterations)
     end
     jl, pyb = best(() -> build(n)), best(() -> py.build(n))
     times["graph building (per op)"] = (jl, pyb)
-    jlf, pyf = best(() -> build_with_device_function(n)), best(() -> py.build_with_device_function(n))
-    times["device function (extra per op)"] = (jlf - jl, pyf - pyb)
+    times["device function (extra per op)"] =
+        (extra_per_op(() -> build(n), () -> build_with_device_function(n)),
+         extra_per_op(() -> py.build(n), () -> py.build_with_device_function(n)))
     bsess, loss = rosenbrock(200)
     times["BFGS! program"] = (best(() -> julia_bfgs(bsess, loss, bfgs_iterations), 2),
                               best(() -> python_bfgs(py, bsess, loss, bfgs_iterations), 2))

@@ -297,3 +297,25 @@ end
     @test run(sess, v) === 4.0
     @test run(sess, v; feed_dict = Dict(v => 5.0)) === 5.0  # feeds take the message form
 end
+
+@testset "a fetched array is Julia's own: every element type, kept across collections" begin
+    # in process its memory is numpy's, given to Julia's array (own = true): Julia frees it
+    tf.reset_default_graph()
+    sess = Session()
+    for want in (rand(1000), rand(Float32, 7), [true, false, true], Int32[1, -2, 3], Int8[4, 5],
+                 ComplexF64[1 + 2im, 3], rand(3, 4), rand(Float32, 2, 3, 2))
+        got = run(sess, constant(want))
+        @test (got, typeof(got)) == (want, typeof(want))
+    end
+    x = copy(run(sess, constant(collect(1.0:1000.0))))  # README: `copy` it to resize it
+    push!(x, 1001.0)
+    @test x == 1.0:1001.0
+    big = constant(fill(2.0, 1 << 17))  # 1 MiB
+    kept = [run(sess, big) for _ in 1:40]
+    foreach(_ -> run(sess, big), 1:40)  # garbage for the collector
+    GC.gc()
+    @test all(k -> k == fill(2.0, 1 << 17), kept)
+    kept = nothing
+    GC.gc()
+    @test run(sess, big) == fill(2.0, 1 << 17)
+end

@@ -293,5 +293,5 @@ function op_info(o::PyObject, s::Symbol)
     gen, id, info = OP_INFO[]
     (gen == getfield(o, :gen) && id == getfield(o, :id)) || return nothing
     i = findfirst(==(s), (:name, :type, :device))
-    return i === nothing ? nothing : info[i]
+    return i === nothing ? nothing : op_field(info, i)
 end

@@ -88,7 +88,7 @@ const PY_RUNTIME_ERROR = Ref(C_NULL)
 const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyEval_RestoreThread, :PyGILState_Ensure, :PyGILState_Release, :PyRun_SimpleString,
     :PyImport_ImportModule, :PyObject_GetAttrString, :PyObject_CallOneArg, :PyObject_CallObject,
-    :PyTuple_New, :PyTuple_SetItem, :PyTuple_GetItem, :PyBytes_AsString, :PyBytes_Size,
+    :PyTuple_New, :PyTuple_SetItem, :PyTuple_GetItem, :PyTuple_Size, :PyBytes_AsString, :PyBytes_Size,
     :PyByteArray_FromStringAndSize, :PyByteArray_AsString, :PyLong_FromLongLong,
     :PyFloat_FromDouble, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
     :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,

@@ -285,7 +285,10 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
         checked(r, "answering a `run`")
         r == PY_NONE[] && return (py_decref(r); (REPLY, nothing))
         t = py_type(r)
-        t == PY_TUPLE_TYPE[] && return take_answer(h, r)
+        if t == PY_TUPLE_TYPE[]
+            py_type(tuple_item(r, 0)) == PY_LONG_TYPE[] || return take_answer(h, r)
+            return (REPLY, given_array(r))
+        end
         value = t == PY_FLOAT_TYPE[] ? ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r) :
                 t == PY_LONG_TYPE[] ? ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r) :
                 t == PY_BOOL_TYPE[] ? r == PY_TRUE[] :
@@ -294,6 +297,25 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
         return (REPLY, value)
     end
     return answered(h, kind, value)
+end
+
+"""
+    given_array(r)
+
+The array whose memory Python gave Julia (`numpy_memory.give`: `r` is its dtype code, address
+and shape, released here): Julia's array owns that memory now, freed by Julia's collector.
+"""
+function given_array(r::Ptr{Cvoid})
+    try
+        integer(o) = ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), o)
+        T = dtype_of(UInt8(integer(tuple_item(r, 0))))
+        shape = tuple_item(r, 2)
+        n = ccall(api(:PyTuple_Size), Cssize_t, (Ptr{Cvoid},), shape)
+        dims = ntuple(i -> Int(integer(tuple_item(shape, i - 1))), n)
+        return unsafe_wrap(Array, Ptr{T}(UInt(integer(tuple_item(r, 1)))), dims; own = true)
+    finally
+        py_decref(r)
+    end
 end
 
 "`value` of an answer of `kind` (REPLY), or its error thrown (ERROR)."
@@ -390,26 +412,42 @@ julia_entry_pointer() = @cfunction(julia_entry, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvo
 
 The C body of the Python builtin through which Python calls a Julia device function (the
 most frequent callback: once per op built under it) without messages: `args` are the
-function's id, its op's handle id, and the op's name, type and device (`str`). A `String`
-result comes back as a `str`; any other result or an error as `julia_entry`'s answer (a
-`bytearray`).
+function's id, its op's handle id and the op itself, whose name, type and device are read only
+where the function asks (`LiveOp`). A `String` result comes back as a `str`; any other result
+or an error as `julia_entry`'s answer (a `bytearray`).
 """
 function julia_on_op(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::Ptr{Cvoid}
     try
         h = calling_peer()
-        nargs == 5 || throw(WireError("a device function's call takes 5 arguments, got $nargs"))
-        arg(i) = unsafe_load(args, i)
-        fid, op = (UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), arg(i)))
-                   for i in 1:2)
-        info = (py_string(arg(3)), py_string(arg(4)), py_string(arg(5)))
+        nargs == 3 || throw(WireError("a device function's call takes 3 arguments, got $nargs"))
+        fid, op = (UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},),
+                                unsafe_load(args, i))) for i in 1:2)
+        live = LiveOp(unsafe_load(args, 3))
         kind, answer = without_gil() do  # answer: a String as it is, else encoded
-            kind, result = call_function(h, fid, (make_handle(h, op),), (), info)
+            kind, result = call_function(h, fid, (make_handle(h, op),), (), live)
             kind == REPLY && result isa String ? (kind, result) :
                 encode_outcome(h, kind, result, Encoder())
         end
         return answer isa String ? py_str(answer) : py_bytearray(message_parts(answer), kind)
     catch err
         return bridge_failure(err)
+    end
+end
+
+"The op a device function runs for, held by Python while it runs: read where the function asks."
+struct LiveOp
+    op::Ptr{Cvoid}
+end
+
+const OP_FIELDS = ("name", "type", "device")
+
+op_field(live::LiveOp, i::Int) = with_gil() do
+    field = checked(ccall(api(:PyObject_GetAttrString), Ptr{Cvoid}, (Ptr{Cvoid}, Cstring),
+                          live.op, OP_FIELDS[i]), string("reading the op's ", OP_FIELDS[i]))
+    try
+        return py_string(field)
+    finally
+        py_decref(field)
     end
 end
 

@@ -216,14 +216,19 @@ end
 
 # What the host sent with the op a Julia device function is called with (a CALLBACK's fourth
 # element): its name, type and device so far, answered in Julia while the function runs
-# (`op_info`), so `op.type == "MatMul"` costs no request.
-const OP_INFO = Ref{Any}(nothing)  # (host generation, handle id, (name, type, device)) or nothing
+# (`op_info`), so `op.type == "MatMul"` costs no request. In process the op itself (`LiveOp`),
+# read only where the function asks.
+const OP_INFO = Ref{Any}(nothing)  # (host generation, handle id, info) or nothing
+
+"Field `i` (1 name, 2 type, 3 device) of a device function's op `info`: as the host sent it."
+op_field(info::Tuple, i::Int) = info[i]
 
 """
     with_op_info(f, args, info)
 
-Run `f()`, the device function's call, with `info` (name, type, device) known for its op
-`args[1]` (a PyObject: the host sends `info` only with an op); `info === nothing`: just `f()`.
+Run `f()`, the device function's call, with `info` (its name, type and device, `op_field`)
+known for its op `args[1]` (a PyObject: `info` comes only with an op); `info === nothing`: just
+`f()`.
 """
 function with_op_info(f, args::Tuple, info)
     info === nothing && return f()

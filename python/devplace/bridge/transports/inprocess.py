@@ -34,6 +34,7 @@ import numpy as np
 from devplace.bridge import frames, wire
 from devplace.bridge.callbacks import JuliaError, JuliaFunction
 from devplace.bridge.peer import STACK_HEADROOM, Peer, StreamClosed, headroom_left
+from devplace.bridge.transports import numpy_memory
 
 __all__ = ["InProcess", "start"]
 
@@ -64,7 +65,7 @@ class InProcess(Peer):
         self,
         julia: Callable[[bytes], bytearray],
         min_bytes: int,
-        julia_on_op: Callable[[int, int, str, str, str], str | bytearray] | None = None,
+        julia_on_op: Callable[[int, int, Any], str | bytearray] | None = None,
         julia_call: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__()
@@ -134,10 +135,13 @@ class InProcess(Peer):
         finally:
             self._keep = outer
 
-    def run_fetch(self, sess_id: int, fetch_id: int) -> Answer | float | int | bool | None:
+    def run_fetch(
+        self, sess_id: int, fetch_id: int
+    ) -> Answer | tuple[int, int, tuple[int, ...]] | float | int | bool | None:
         """Julia's `run(sess, fetch)` of one tensor or op without feeds, made without messages:
         the value itself where it is None or a float64, int64 or bool scalar (what most steps
-        of a training loop fetch), else the answer `request` would give."""
+        of a training loop fetch), an array's memory given to Julia (`numpy_memory.give`), else
+        the answer `request` would give."""
         try:
             fetch = self.handles.get(fetch_id)
             value = self._run(self._dp_run, (self.handles.get(sess_id), fetch))
@@ -154,6 +158,10 @@ class InProcess(Peer):
             direct = self._direct[fetch_id] = self._direct_scalars.get(dtype, NotImplemented)
         if type(value) is direct:
             return value
+        if type(value) is np.ndarray:
+            given = numpy_memory.give(value)
+            if given is not None:
+                return given
         box = [self._semantics.typed(fetch, value)]
         del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
         return self._answered(lambda: self.value_buffers(box.pop()))
@@ -217,7 +225,7 @@ class InProcess(Peer):
         outer, self.interruptible = self.interruptible, False
         self._depth += 1
         try:
-            answer = self._julia_on_op(fn.id, self.handles.put(op), op.name, op.type, op.device)
+            answer = self._julia_on_op(fn.id, self.handles.put(op), op)
         finally:
             self._depth -= 1
             self.interruptible = outer
@@ -448,7 +456,7 @@ def ready(timeout: float) -> str | None:
 
 def start(
     julia: Callable[[bytes], bytearray],
-    julia_on_op: Callable[[int, int, str, str, str], str | bytearray],
+    julia_on_op: Callable[[int, int, Any], str | bytearray],
     julia_call: Callable[..., Any],
     min_bytes: int,
 ) -> InProcess:
