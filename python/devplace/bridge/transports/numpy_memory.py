@@ -1,7 +1,6 @@
 """A fetched numpy array's memory handed to Julia whole, in process: numpy forgets that it owns
 the memory, and Julia's array owns it (`unsafe_wrap(...; own=true)`), freed with `free` when
-Julia's collector finds the array unused, as it frees its own arrays' memory, and counted by
-that collector, so it collects when these arrays pile up as it does for its own.
+Julia's collector finds the array unused, as it frees its own arrays' memory.
 
 Only where that is right: the array is the one reference to its memory (nothing else in Python
 refers to it, it is no view), numpy's default allocator (`malloc`) made that memory, its
