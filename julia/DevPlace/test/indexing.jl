@@ -152,6 +152,12 @@ end
     end
     @test thrown(() -> scatter_update(A, 3, :, 1.0)) isa BoundsError
     @test thrown(() -> vector([0], [1.0], 3)) isa BoundsError   # a length known when it runs
+    ta = write(TensorArray(3), 1, constant(5.0))
+    @test run(sess, read(ta, 1)) == 5.0
+    for i in (0, -1), f in (() -> read(ta, i), () -> write(ta, i, 1.0))
+        err = thrown(f)  # not TensorFlow's "Tried to read from index -1" when the graph runs
+        @test err isa BoundsError && err.i == (i,)
+    end
 end
 
 @testset "iterating or changing a tensor is one clear error, never TensorFlow's" begin

@@ -253,7 +253,7 @@ end
 Element `i` (counted from 1; an integer or an integer tensor) of the TensorArray `ta`.
 """
 Base.read(ta::PyObject, i::Union{PyObject,Integer}) =
-    bridge_rule("adcme.variable", "tensor_array_read", ta, i)
+    bounds_errors(() -> bridge_rule("adcme.variable", "tensor_array_read", ta, i), ta, (i,))
 
 """
     write(ta::PyObject, i, value) -> PyObject
@@ -262,7 +262,7 @@ The TensorArray `ta` with element `i` (counted from 1) set to `value` (a tensor 
 number or array); use the result, as TensorFlow does: `ta = write(ta, i, value)`.
 """
 Base.write(ta::PyObject, i::Union{PyObject,Integer}, value::Union{PyObject,Real,AbstractArray{<:Real}}) =
-    bridge_rule("adcme.variable", "tensor_array_write", ta, i, value)
+    bounds_errors(() -> bridge_rule("adcme.variable", "tensor_array_write", ta, i, value), ta, (i,))
 
 """
     copy(o::PyObject) -> PyObject

@@ -11,7 +11,7 @@ import numpy as np
 
 from devplace.adapter._tf import hessian_vector_product, tf
 from devplace.adapter._tf import jacobian as tf_jacobian
-from devplace.bridge.julia_semantics import zero_based
+from devplace.bridge.julia_semantics import check_bounds, zero_based
 from devplace.core.errors import ArgumentValueError
 
 __all__ = [
@@ -60,16 +60,25 @@ def tensor_from(values: Sequence[Any], dims: Sequence[int], numpy_type: Any) -> 
     return tf.transpose(tf.reshape(flat, list(reversed(dims))))
 
 
+def _element(ta: Any, i: Any) -> Any:
+    """Element `i` (from 1) of TensorArray `ta` as TensorFlow counts it; an integer below 1 is
+    out of bounds (the size, which may grow, is known when the graph runs: TensorFlow checks)."""
+    position = zero_based(i)
+    if isinstance(position, int):
+        check_bounds(ta, 1, None, position)
+    return position
+
+
 def tensor_array_read(ta: Any, i: Any) -> Any:
     """`read(ta, i)`: element `i` (from 1) of a TensorArray."""
-    return ta.read(zero_based(i))
+    return ta.read(_element(ta, i))
 
 
 def tensor_array_write(ta: Any, i: Any, value: Any) -> Any:
     """`write(ta, i, value)`: the TensorArray with element `i` (from 1) written."""
     if not isinstance(value, (tf.Tensor, tf.Variable)):
         value = tf.convert_to_tensor(value, dtype=ta.dtype)
-    return ta.write(zero_based(i), value)
+    return ta.write(_element(ta, i), value)
 
 
 def hessian(ys: Any, xs: Any, **kwargs: Any) -> Any:
