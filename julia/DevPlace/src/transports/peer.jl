@@ -224,24 +224,6 @@ const OP_INFO = Ref{Any}(nothing)  # (host generation, handle id, info) or nothi
 op_field(info::Tuple, i::Int) = info[i]
 
 """
-    with_op_info(f, args, info)
-
-Run `f()`, the device function's call, with `info` (its name, type and device, `op_field`)
-known for its op `args[1]` (a PyObject: `info` comes only with an op); `info === nothing`: just
-`f()`.
-"""
-function with_op_info(f, args::Tuple, info)
-    info === nothing && return f()
-    outer = OP_INFO[]  # a device function running inside another's: back to that one after
-    OP_INFO[] = (getfield(args[1], :gen), getfield(args[1], :id), info)
-    try
-        return f()
-    finally
-        OP_INFO[] = outer
-    end
-end
-
-"""
     run_callback(h, body, enc) -> (kind, enc)
 
 Call the Julia function a CALLBACK `body` names and encode its result (REPLY) or exception
@@ -269,20 +251,34 @@ name, type and device for a device function, else `nothing`): REPLY and its resu
 and the exception kept for Python's answer (`callback_error!`).
 """
 function call_function(h::Peer, fid::UInt64, args, kw, info)
-    f = try
-        lookup_function(h, fid, "")
+    f = get(h.functions, fid, nothing)
+    try
+        f === nothing && lookup_function(h, fid, "")  # throws: Python called one it released
+        return (REPLY, call_from_python(f, args, kw, info))
     catch err
         err isa HostError && rethrow()  # the host is gone: there is nobody to answer
-        return (ERROR, callback_error!(h, err, catch_backtrace()))
-    end
-    try
-        call_f = isempty(kw) ? () -> f(args...) : () -> f(args...; kw...)  # no kwcall if none
-        return (REPLY, Base.reenable_sigint(() -> with_op_info(call_f, args, info)))
-    catch err
-        err isa HostError && rethrow()
         bt = catch_backtrace()
-        no_method_for(err, f, args) && (err = no_method_error(f, args, kw))
+        f === nothing || no_method_for(err, f, args) && (err = no_method_error(f, args, kw))
         return (ERROR, callback_error!(h, err, bt))
+    end
+end
+
+"""
+    call_from_python(f, args, kw, info)
+
+`f(args...; kw...)` as Python's call of it: Ctrl-C reaches it (held meanwhile otherwise), and
+for a device function `info` (its op's name, type and device: `op_field`) answers `op.name`
+and the rest for its op `args[1]` while it runs (`op_info`); `info === nothing` for any other.
+"""
+function call_from_python(f, args::Tuple, kw, info)
+    outer = OP_INFO[]  # a device function running inside another's: back to that one after
+    info === nothing || (OP_INFO[] = (getfield(args[1], :gen), getfield(args[1], :id), info))
+    Base.sigatomic_end()
+    try
+        return isempty(kw) ? f(args...) : f(args...; kw...)  # no kwcall if none
+    finally
+        Base.sigatomic_begin()
+        OP_INFO[] = outer
     end
 end
 
