@@ -16,6 +16,7 @@ from devplace.bridge.protocol import LIMITS, TAGS
 from devplace.core.errors import Error
 
 __all__ = [
+    "CODE_OF",
     "DTYPE_CODES",
     "Context",
     "DecodeError",
@@ -63,7 +64,8 @@ DTYPE_CODES: dict[int, np.dtype[Any]] = {
     13: np.dtype("<c8"),
     14: np.dtype("<c16"),
 }
-_CODE_OF: dict[np.dtype[Any], int] = {dt: code for code, dt in DTYPE_CODES.items()}
+#: numpy dtype -> its code.
+CODE_OF: dict[np.dtype[Any], int] = {dt: code for code, dt in DTYPE_CODES.items()}
 _CODE_OF_TYPE: dict[type, int] = {dt.type: code for code, dt in DTYPE_CODES.items()}
 
 #: Nesting deeper than this is refused (a forged frame must not exhaust the stack).
@@ -287,22 +289,22 @@ def encode(value: Any, enc: Encoder, depth: int = 0) -> None:
     elif t is bytes or t is bytearray:
         buf += _TAG_U32.pack(BYTES, len(value))
         buf += value
-    elif t is np.ndarray and value.dtype in _CODE_OF:
-        code = _CODE_OF[value.dtype]
+    elif t is np.ndarray and value.dtype in CODE_OF:
+        code = CODE_OF[value.dtype]
         if value.ndim == 0:
             buf += struct.pack("<BB", SCALAR, code)
             buf += value.astype(DTYPE_CODES[code]).tobytes()
         else:
             _encode_array(enc, value, code)
-    elif isinstance(value, np.generic) and value.dtype in _CODE_OF:
-        code = _CODE_OF[value.dtype]
+    elif isinstance(value, np.generic) and value.dtype in CODE_OF:
+        code = CODE_OF[value.dtype]
         buf += struct.pack("<BB", SCALAR, code)
         buf += np.asarray(value, dtype=DTYPE_CODES[code]).tobytes()
     elif t is type and value in _CODE_OF_TYPE:
         buf += struct.pack("<BB", DTYPE, _CODE_OF_TYPE[value])
     elif t is SharedArray:
         _encode_shared(
-            buf, _CODE_OF[value.dtype], value.shape, value.path, value.offset, value.stamp
+            buf, CODE_OF[value.dtype], value.shape, value.path, value.offset, value.stamp
         )
     else:
         jid = enc.ctx.julia_id(value)

@@ -27,9 +27,6 @@ _DATA = 2 * ctypes.sizeof(ctypes.c_void_p)
 _FLAGS = 8 * ctypes.sizeof(ctypes.c_void_p)
 _OWNDATA = 0x0004  # NPY_ARRAY_OWNDATA
 
-#: The dtype codes of the wire (Julia's element types), by dtype.
-_CODES = {dtype: code for code, dtype in wire.DTYPE_CODES.items()}
-
 
 def _handler_name() -> Any:
     try:
@@ -62,7 +59,7 @@ def give(a: np.ndarray[Any, Any]) -> tuple[int, int, tuple[int, ...]] | None:
     """`a`'s memory for Julia to own: (its dtype code, its address, its shape), numpy no longer
     owning it; or None where Julia must not own it (then nothing changed). `a` must be
     referred to by the caller's one variable and nothing else (a fetch's fresh result)."""
-    code = _CODES.get(a.dtype)
+    code = wire.CODE_OF.get(a.dtype)  # Julia's element type
     if (
         not _ENABLED
         or code is None
