@@ -58,8 +58,8 @@ class JuliaFunction:
         return self._caller.call_julia(self, args, kwargs)
 
     def call_on_op(self, op: Any) -> Any:
-        """Call as a device function of `op` (a `tf.Operation`), sending its name, type and
-        device along, so that the Julia function reads them without asking Python."""
+        """Call as a device function of `op` (a `tf.Operation`), whose name, type and device the
+        Julia function reads without a request (sent along, or read in place in process)."""
         return self._caller.call_on_op(self, op)
 
     @property

@@ -784,7 +784,7 @@ def checked_device_function(fn: Callable[[Any], Any]) -> Callable[[Any], str]:
     to_julia = isinstance(fn, JuliaFunction)
 
     def checked(op: Any) -> str:
-        if to_julia and isinstance(op, tf.Operation):  # what `op.name` etc. need, in one message
+        if to_julia and isinstance(op, tf.Operation):  # `op.name` etc. without a request
             result = fn.call_on_op(op)
         else:
             result = fn(op)
