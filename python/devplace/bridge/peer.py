@@ -185,7 +185,8 @@ class Peer:
         """Run a request's operation; Ctrl-C forwarded by Julia may interrupt it (only it)."""
         outer, self.interruptible = self.interruptible, True
         try:
-            self.raise_pending_interrupt()  # one that came while the request was read
+            if self.interrupt_pending:  # one came while the request was read
+                self.raise_pending_interrupt()
             return fn(*args)
         finally:
             self.interruptible = outer

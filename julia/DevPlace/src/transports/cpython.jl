@@ -74,8 +74,6 @@ function unwinder_library()
     return name == C_NULL ? "" : unsafe_string(Ptr{UInt8}(name))
 end
 
-"Function and object pointers of the loaded libpython, by symbol name."
-const PYAPI = Dict{Symbol,Ptr{Cvoid}}()
 const PY_NONE = Ref(C_NULL)
 const PY_TRUE = Ref(C_NULL)
 const PY_FLOAT_TYPE = Ref(C_NULL)
@@ -95,7 +93,11 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyObject_Vectorcall, :PyFloat_AsDouble, :PyLong_AsLongLong, :PyUnicode_AsUTF8AndSize,
     :PyUnicode_FromStringAndSize, :PyObject_GetBuffer, :PyBuffer_Release, :PyBool_FromLong)
 
-api(name::Symbol) = PYAPI[name]
+"Function pointers of the loaded libpython: a field per name in `API_NAMES`."
+const PYAPI = NamedTuple{API_NAMES}(ntuple(_ -> Ref(C_NULL), length(API_NAMES)))
+
+# Inlined with its literal name, the lookup folds to one load (no hashing per C call).
+@inline api(name::Symbol) = getfield(PYAPI, name)[]
 
 """
     load_libpython(path)
@@ -110,7 +112,7 @@ function load_libpython(path::String)
     symbol(name) = (p = ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), lib, name);
                     p == C_NULL ? throw(HostError("$path has no $name")) : p)
     for name in API_NAMES
-        PYAPI[name] = symbol(string(name))
+        getfield(PYAPI, name)[] = symbol(string(name))
     end
     PY_NONE[] = symbol("_Py_NoneStruct")
     PY_TRUE[] = symbol("_Py_TrueStruct")

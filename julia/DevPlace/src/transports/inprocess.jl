@@ -292,12 +292,12 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
             py_type(tuple_item(r, 0)) == PY_LONG_TYPE[] || return take_answer(h, r)
             return (REPLY, given_array(r))
         end
-        value = t == PY_FLOAT_TYPE[] ? ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r) :
-                t == PY_LONG_TYPE[] ? ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r) :
-                t == PY_BOOL_TYPE[] ? r == PY_TRUE[] :
-                (py_decref(r); protocol_failure(h, "an answer to `run` of an unknown type"))
+        x = t == PY_FLOAT_TYPE[] ? ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r) :
+            t == PY_LONG_TYPE[] ? ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r) :
+            t == PY_BOOL_TYPE[] ? r == PY_TRUE[] :
+            (py_decref(r); protocol_failure(h, "an answer to `run` of an unknown type"))
         py_decref(r)
-        return (REPLY, value)
+        return (REPLY, x)
     end
     return answered(h, kind, value)
 end

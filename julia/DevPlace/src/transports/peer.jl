@@ -25,7 +25,6 @@ the Julia functions Python may call and the exceptions thrown in them, by id.
 """
 abstract type Peer end
 
-const HOST = Ref{Union{Nothing,Peer}}(nothing)
 const GENERATION = Ref(0)
 const HOST_LOCK = ReentrantLock()
 const TIMEOUT = Ref(600.0)

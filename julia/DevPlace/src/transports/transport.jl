@@ -4,6 +4,10 @@
 
 const TRANSPORTS = (:auto, :inprocess, :process)
 
+"The running peer, if any: a union of the two concrete types, so that the functions called on it
+are chosen when compiled (on the abstract `Peer`, at run time on every call)."
+const HOST = Ref{Union{Nothing,Host,InProcess}}(nothing)
+
 """
     set_transport(t::Symbol) -> Symbol
 
@@ -68,7 +72,14 @@ The running host, started if there is none (or the last one died).
 """
 function host()
     h = HOST[]
-    (h !== nothing && h.alive && h.pid != 0) && return h
+    # Read on each concrete type: on their union Julia 1.5 looks every field read up at run time.
+    h isa InProcess && h.alive && return h
+    h isa Host && h.alive && h.pid != 0 && return h
+    return start_host()::Union{Host,InProcess}
+end
+
+"Start a peer (or await the one starting), holding `HOST_LOCK`: `host`'s slow path."
+function start_host()
     disable_sigint() do
         lock(HOST_LOCK) do
             h = HOST[]
