@@ -177,6 +177,29 @@ def test_a_run_of_one_fetch_answers_scalars_as_themselves_and_the_rest_as_a_requ
     assert peer.run_fetch(s, ids["f64"]) == 6.0  # the op ran
 
 
+def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
+    tf = dp.tf
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float64, [2, 3])
+        k = tf.compat.v1.placeholder(tf.int64, [])
+        fetches = {"sum": tf.reduce_sum(x) * tf.cast(k, tf.float64), "col": tf.reduce_sum(x, 0)}
+    sess = dp.Session(graph=graph)
+    s, px, pk = (peer.to_handle(o) for o in (sess, x, k))
+    ids = {key: peer.to_handle(t) for key, t in fetches.items()}
+    julias = np.asfortranarray(np.arange(6.0).reshape(2, 3))  # Julia's memory: column-major
+    array = (wire.CODE_OF[julias.dtype], julias.ctypes.data, julias.shape)
+    assert peer.run_fetch(s, ids["sum"], (px, array, pk, 2)) == 30.0
+    answer, _, _, _ = peer.run_fetch(s, ids["col"], (px, array, pk, 2))  # [0 1 2; 3 4 5]
+    assert answer[0] == frames.REPLY
+    assert wire.decode(memoryview(answer)[1:]).tolist() == [3.0, 5.0, 7.0]
+    julias[0, 0] = 100.0  # read where it is, each run
+    assert peer.run_fetch(s, ids["sum"], (px, array, pk, 1)) == 115.0
+    failed = peer.run_fetch(s, ids["sum"], (px, (12, julias.ctypes.data, (3,)), pk, 1))
+    assert failed[0][0] == frames.ERROR  # TensorFlow's shape error, as `request`'s
+    assert "Cannot feed value of shape (3,)" in wire.decode(memoryview(failed[0])[1:])[1]
+
+
 @pytest.mark.slow
 def test_the_module_julia_imports_first_does_not_import_tensorflow() -> None:
     # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves: importing

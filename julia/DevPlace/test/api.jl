@@ -295,7 +295,55 @@ end
     end
     @test run(sess, tf.assign(v, 4.0).op) === nothing
     @test run(sess, v) === 4.0
-    @test run(sess, v; feed_dict = Dict(v => 5.0)) === 5.0  # feeds take the message form
+    @test run(sess, v; feed_dict = Dict(v => 5.0)) === 5.0
+end
+
+@testset "run with feeds: pairs, a Dict or feed_dict; arrays read where Julia keeps them" begin
+    # in process, a placeholder fed a Float64, Int64, Bool or an Array goes with the direct
+    # call (`direct_feed`), anything else with a message: the answers must not differ
+    @test D.Transports.direct_feed(1.0) && D.Transports.direct_feed(2) &&
+          D.Transports.direct_feed(true) && D.Transports.direct_feed(rand(Float32, 2, 3))
+    @test !D.Transports.direct_feed(1.0f0) && !D.Transports.direct_feed(1.0:3.0) &&
+          !D.Transports.direct_feed(fill(1.0)) && !D.Transports.direct_feed("a") &&
+          !D.Transports.direct_feed(Any[1.0])
+    tf.reset_default_graph()
+    x = placeholder(Float64; shape = [3])
+    m = placeholder(Float32; shape = [2, 3])
+    i = placeholder(Int64)
+    b = placeholder(Bool)
+    y = placeholder(Float32)
+    s = sum(x)
+    sess = Session()
+    a = Float32[1 2 3; 4 5 6]
+    for (got, want) in ((run(sess, s, x => [1.0, 2.0, 3.0]), 6.0),
+                        (run(sess, s, Dict(x => [1.0, 2.0, 4.0])), 7.0),
+                        (run(sess, s; feed_dict = Dict(x => [1.0, 2.0, 5.0])), 8.0),
+                        (run(sess, m * 2, m => a), 2a),  # column-major, as Julia keeps it
+                        (run(sess, sum(m; dims = 1), m => a), Float32[5, 7, 9]),
+                        (run(sess, i + 1, i => 41), 42),
+                        (run(sess, tf.logical_not(b), b => true), false),
+                        (run(sess, s * cast(Float64, i), x => [1.0, 1.0, 1.0], i => 2), 6.0),
+                        (run(sess, s, x => 1.0:3.0), 6.0),  # the message form from here on
+                        (run(sess, y * 2, y => 1.5f0), 3.0f0),
+                        (run(sess, s, "Placeholder:0" => [1.0, 1.0, 1.0]), 3.0),
+                        (run(sess, s, x => Any[1.0, 2.0, 3.0]), 6.0))
+        @test (got, typeof(got)) == (want, typeof(want))
+    end
+    big = fill(1.0, 1 << 17)  # 1 MiB: read where it is
+    p = placeholder(Float64; shape = [1 << 17])
+    @test run(sess, sum(p), p => big) == 1 << 17
+    big[1] = 2.0
+    @test run(sess, sum(p), p => big) == (1 << 17) + 1
+    # the arrays fed stay Julia's while the run reads them, whatever the collector does
+    @test all(k -> (k % 10 == 0 && GC.gc(false); run(sess, s, x => fill(Float64(k), 3)) == 3k),
+              1:100)
+    err = try
+        run(sess, s, x => [1.0, 2.0])
+    catch e
+        e
+    end
+    @test err isa PyError && occursin("Cannot feed value of shape (2,)", err.message)
+    @test_throws ArgumentError run(sess, s, x)  # not a pair: the hint as before
 end
 
 @testset "a fetched array is Julia's own: every element type, kept across collections" begin

@@ -251,11 +251,18 @@ feeds (or one Dict of them, also as TensorFlow's keyword `feed_dict=`); returns 
 `Float64`, a float32 one a `Float32`, int64 an `Int64`; arrays with the same shape as in Python).
 """
 function Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing)
-    # a training loop's step: in process, no messages
-    fetches isa PyObject && isempty(feeds) && feed_dict === nothing &&
-        return run_direct(sess, fetches, OP_CALL | IN_PLACE, (SEM_RUN, (sess, fetches, nothing)))
-    return call_python(SEM_RUN, "run", (sess, fetches, API.feed_dict("run", feeds, feed_dict)),
-                       (); op = OP_CALL | IN_PLACE)  # TensorFlow reads big feeds where Julia wrote them
+    args = (sess, fetches, API.feed_dict("run", feeds, feed_dict))
+    pairs = fetches isa PyObject ? feed_pairs(feeds, feed_dict) : nothing
+    # a training loop's step: in process, without messages
+    pairs === nothing || return run_direct(sess, fetches, pairs, OP_CALL | IN_PLACE, (SEM_RUN, args))
+    # TensorFlow reads big feeds where Julia wrote them
+    return call_python(SEM_RUN, "run", args, (); op = OP_CALL | IN_PLACE)
+end
+
+"`run`'s feeds (checked by `feed_dict`) as a tuple of pairs, or nothing (a Python dict)."
+function feed_pairs(feeds::Tuple, dict)
+    dict === nothing || return dict isa AbstractDict ? Tuple(dict) : nothing
+    return length(feeds) == 1 && feeds[1] isa AbstractDict ? Tuple(feeds[1]) : feeds
 end
 
 """

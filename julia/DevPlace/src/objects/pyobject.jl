@@ -113,16 +113,19 @@ function request(op::UInt8, args::Tuple)
 end
 
 """
-    run_direct(sess, fetch, op, args)
+    run_direct(sess, fetch, feeds, op, args)
 
-`run(sess, fetch)` of one tensor or op without feeds: in process a direct call (`run_fetch`);
-through the host process, request `op` with `args` (the same `run`).
+`run(sess, fetch, feeds...)` of one tensor or op with `placeholder => value` pairs `feeds`: in
+process a direct call (`run_fetch`) where each value can go without a message (`direct_feed`);
+else request `op` with `args` (the same `run`).
 """
-function run_direct(sess::PyObject, fetch::PyObject, op::UInt8, args::Tuple)
-    resolve_lazy(args)  # `sess` and `fetch` are among them
+function run_direct(sess::PyObject, fetch::PyObject, feeds::Tuple, op::UInt8, args::Tuple)
+    resolve_lazy(args)  # `sess`, `fetch` and the feeds' placeholders are among them
     return with_peer() do h
-        h isa InProcess || return exchange(h, op, args)  # not `request`: Ctrl-C held once only
-        run_fetch(h, pyid(sess, h.gen), pyid(fetch, h.gen))
+        h isa InProcess && all(f -> f.first isa PyObject && direct_feed(f.second), feeds) ||
+            return exchange(h, op, args)  # not `request`: Ctrl-C held once only
+        ids = map(f -> pyid(f.first, h.gen) => f.second, feeds)
+        run_fetch(h::InProcess, pyid(sess, h.gen), pyid(fetch, h.gen), ids)
     end
 end
 

@@ -176,12 +176,18 @@ py_getattr(o::Ptr{Cvoid}, name::String) =
 py_import(name::String) =
     checked(ccall(api(:PyImport_ImportModule), Ptr{Cvoid}, (Cstring,), name), "importing $name")
 
-"Call `f(args...)`; each argument a new reference that the call takes over."
-function py_call(f::Ptr{Cvoid}, args::Ptr{Cvoid}...)
-    t = checked(ccall(api(:PyTuple_New), Ptr{Cvoid}, (Cssize_t,), length(args)), "making a tuple")
-    for (i, a) in enumerate(args)
+"A new Python tuple of `items`, new references that it takes over."
+function py_tuple(items)
+    t = checked(ccall(api(:PyTuple_New), Ptr{Cvoid}, (Cssize_t,), length(items)), "making a tuple")
+    for (i, a) in enumerate(items)
         ccall(api(:PyTuple_SetItem), Cint, (Ptr{Cvoid}, Cssize_t, Ptr{Cvoid}), t, i - 1, a)
     end
+    return t
+end
+
+"Call `f(args...)`; each argument a new reference that the call takes over."
+function py_call(f::Ptr{Cvoid}, args::Ptr{Cvoid}...)
+    t = py_tuple(args)
     r = ccall(api(:PyObject_CallObject), Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Cvoid}), f, t)
     py_decref(t)
     return r
@@ -190,10 +196,10 @@ end
 "The type of Python object `o` (`Py_TYPE`: the field after the reference count)."
 py_type(o::Ptr{Cvoid}) = unsafe_load(Ptr{Ptr{Cvoid}}(o + sizeof(Cssize_t)))
 
-"Call `f(a, b)` (vectorcall); the arguments stay the caller's."
-py_call2(f::Ptr{Cvoid}, a::Ptr{Cvoid}, b::Ptr{Cvoid}) =
-    ccall(api(:PyObject_Vectorcall), Ptr{Cvoid}, (Ptr{Cvoid}, Ref{NTuple{2,Ptr{Cvoid}}}, Csize_t,
-                                                  Ptr{Cvoid}), f, (a, b), 2, C_NULL)
+"Call `f(args...)` (vectorcall); the arguments stay the caller's."
+py_vectorcall(f::Ptr{Cvoid}, args::NTuple{N,Ptr{Cvoid}}) where {N} =
+    ccall(api(:PyObject_Vectorcall), Ptr{Cvoid}, (Ptr{Cvoid}, Ref{NTuple{N,Ptr{Cvoid}}}, Csize_t,
+                                                  Ptr{Cvoid}), f, args, N, C_NULL)
 
 py_int(x::Integer) = ccall(api(:PyLong_FromLongLong), Ptr{Cvoid}, (Clonglong,), x)
 py_float(x::Real) = ccall(api(:PyFloat_FromDouble), Ptr{Cvoid}, (Cdouble,), x)

@@ -271,18 +271,26 @@ function exchange(h::InProcess, op::UInt8, args::Tuple)
 end
 
 """
-    run_fetch(h::InProcess, sess_id, fetch_id)
+    run_fetch(h::InProcess, sess_id, fetch_id, feeds)
 
-`run(sess, fetch)` of one tensor or op without feeds, as one direct call of Python's
-`InProcess.run_fetch`: no message for the request, none for an answer that is nothing or a
-Float64, Int64 or Bool (read with the C API); other answers as `exchange`'s.
+`run(sess, fetch, feeds...)` of one tensor or op, as one direct call of Python's
+`InProcess.run_fetch`: `feeds` are placeholders' handle ids `=>` values that go without a
+message (`direct_feed`; arrays are read where they are). No message for the request, none for
+an answer that is nothing or a Float64, Int64 or Bool (read with the C API); other answers as
+`exchange`'s.
 """
-function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
+function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64, feeds::Tuple = ())
     h.seq += UInt32(1)
     kind, value = with_gil() do
         flush_releases(h)
         s, f = py_int(sess_id), py_int(fetch_id)
-        r = py_call2(h.run_fetch, s, f)
+        if isempty(feeds)
+            r = py_vectorcall(h.run_fetch, (s, f))
+        else
+            fd = py_tuple([o for (id, x) in feeds for o in (py_int(id), py_feed(x))])
+            r = GC.@preserve feeds py_vectorcall(h.run_fetch, (s, f, fd))
+            py_decref(fd)
+        end
         py_decref(s)
         py_decref(f)
         checked(r, "answering a `run`")
@@ -301,6 +309,21 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64)
     end
     return answered(h, kind, value)
 end
+
+"""
+    direct_feed(x) -> Bool
+
+Can `x`, a placeholder's value, go to Python in process without a message (`run_fetch`): a
+Float64, Int64 or Bool, or an `Array` of a wire number type, read where it is.
+"""
+direct_feed(x::Union{Float64,Int64,Bool}) = true
+direct_feed(x::Array{<:WireNumber}) = ndims(x) > 0
+direct_feed(x) = false
+
+"A new Python object of feed value `x` as `run_fetch` reads it (an array: dtype code, address, shape)."
+py_feed(x::Union{Float64,Int64,Bool}) = py_plain(x)
+py_feed(a::Array{T}) where {T} =
+    py_tuple((py_int(dtype_code(T)), py_int(UInt(pointer(a))), py_tuple(map(py_int, size(a)))))
 
 """
     given_array(r)

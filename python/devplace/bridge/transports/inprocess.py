@@ -109,13 +109,7 @@ class InProcess(Peer):
     ) -> Any:
         if path or stamp:
             raise wire.DecodeError(f"in process, arrays come by address, not from {path!r}")
-        count = 1
-        for d in shape:
-            count *= d
-        if count == 0:
-            return np.zeros(shape, dtype, order="F")
-        memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(offset)
-        view = np.frombuffer(memory, dtype, count).reshape(shape, order="F")
+        view = _julia_array(dtype, shape, offset)
         return view if self.in_place else view.copy(order="F")
 
     # --- Julia's calls ------------------------------------------------------------------
@@ -136,15 +130,18 @@ class InProcess(Peer):
             self._keep = outer
 
     def run_fetch(
-        self, sess_id: int, fetch_id: int
+        self, sess_id: int, fetch_id: int, feeds: tuple[Any, ...] | None = None
     ) -> Answer | tuple[int, int, tuple[int, ...]] | float | int | bool | None:
-        """Julia's `run(sess, fetch)` of one tensor or op without feeds, made without messages:
-        the value itself where it is None or a float64, int64 or bool scalar (what most steps
-        of a training loop fetch), an array's memory given to Julia (`numpy_memory.give`), else
-        the answer `request` would give."""
+        """Julia's `run(sess, fetch, feeds...)` of one tensor or op, made without messages: the
+        value itself where it is None or a float64, int64 or bool scalar (what most steps of a
+        training loop fetch), an array's memory given to Julia (`numpy_memory.give`), else the
+        answer `request` would give. `feeds`: placeholders' handle ids and their values one
+        after another, each value a float, int or bool, or a Julia array as its (dtype code,
+        address, shape), read where Julia keeps it during the run."""
         try:
             fetch = self.handles.get(fetch_id)
-            value = self._run(self._dp_run, (self.handles.get(sess_id), fetch))
+            feed = None if feeds is None else self._feed_dict(feeds)
+            value = self._run(self._dp_run, (self.handles.get(sess_id), fetch, feed))
         except StreamClosed:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to Julia
@@ -165,6 +162,17 @@ class InProcess(Peer):
         box = [self._semantics.typed(fetch, value)]
         del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
         return self._answered(lambda: self.value_buffers(box.pop()))
+
+    def _feed_dict(self, feeds: tuple[Any, ...]) -> dict[Any, Any]:
+        """`run_fetch`'s feeds as `dp.run` takes them: Julia's arrays seen where they are."""
+        feed = {}
+        for i in range(0, len(feeds), 2):
+            value = feeds[i + 1]
+            if type(value) is tuple:
+                code, address, shape = value
+                value = _julia_array(wire.DTYPE_CODES[code], shape, address)
+            feed[self.handles.get(feeds[i])] = value
+        return feed
 
     def _answered(self, make: Callable[[], tuple[int, list[Any]]]) -> Answer:
         """`make()`'s answer (kind, buffers) as `request` returns it."""
@@ -360,6 +368,18 @@ class _CtrlC:
             if self.raised:
                 self.raised = False
                 _clear_async_exc(self.main, None)
+
+
+def _julia_array(dtype: np.dtype[Any], shape: tuple[int, ...], address: int) -> Any:
+    """The column-major array of `dtype` and `shape` that Julia keeps at `address`, seen
+    where it is (alive while Julia keeps it)."""
+    count = 1
+    for d in shape:
+        count *= d
+    if count == 0:
+        return np.zeros(shape, dtype, order="F")
+    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(address)
+    return np.frombuffer(memory, dtype, count).reshape(shape, order="F")
 
 
 def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
