@@ -61,7 +61,7 @@ end
 extra_per_op(plain, with_function, pairs = 7) = median([with_function() - plain() for _ in 1:pairs])
 
 "The session, fetches and feeds of the `run` cases, in a fresh graph."
-function run_cases(np)
+function run_cases(py)
     tf.reset_default_graph()
     w = Variable(ones(10))
     loss = sum(w .^ 2)
@@ -75,9 +75,10 @@ function run_cases(np)
     end
     sess = Session()
     init(sess)
-    # Python's feeds are its own numpy arrays, already in the host.
+    # Python's feeds are its own numpy arrays, already in the host, aligned as TensorFlow needs
+    # to read them where they are (Julia's are).
     py_feed(feed) = feed === nothing ? nothing :
-                    D.PyDict(Pair[feed.first => pycall(np.array, PyObject, feed.second)])
+                    D.PyDict(Pair[feed.first => pycall(py.aligned, PyObject, feed.second)])
     return sess, [(label, f, feed, py_feed(feed), reps) for (label, f, feed, reps) in cases]
 end
 
@@ -130,10 +131,9 @@ python_bfgs(py, sess, loss, iterations) = (init(sess); py.bfgs(sess, loss, itera
 
 "One round of every case in the running transport: (Julia, Python) seconds by label."
 function measure_round(n, bfgs_iterations)
-    np = pyimport("numpy")
     pyimport("site").addsitedir(@__DIR__)  # puts this folder on Python's sys.path
     py = pyimport("host_calls")  # the Python baseline, run by DevPlace.jl's Python itself
-    sess, cases = run_cases(np)
+    sess, cases = run_cases(py)
     build(50)
     py.build(50)
     times = Dict{String,Tuple{Float64,Float64}}()
