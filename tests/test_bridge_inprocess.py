@@ -177,6 +177,29 @@ def test_a_run_of_one_fetch_answers_scalars_as_themselves_and_the_rest_as_a_requ
     assert peer.run_fetch(s, ids["f64"]) == 6.0  # the op ran
 
 
+def test_a_run_of_several_fetches_answers_a_list_of_scalars_or_a_request(peer) -> None:
+    tf = dp.tf
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(2.0, dtype=tf.float64)
+        step, loss = v.assign_add(1.0).op, v * 1.0
+        f32, vec = tf.constant(2.5, tf.float32), tf.ones([3], tf.float64)
+        init = tf.compat.v1.global_variables_initializer()
+    sess = dp.Session(graph=graph)
+    sess.run(init)
+    s, ids = peer.to_handle(sess), [peer.to_handle(t) for t in (step, loss, f32, vec)]
+    got = peer.run_fetch(s, [ids[0], ids[1]])
+    assert type(got) is list and got[0] is None and got[1] in (2.0, 3.0)  # in either order
+    assert peer.run_fetch(s, (ids[1], ids[1])) == [3.0, 3.0]  # Julia makes it a tuple
+    answer, _, _, _ = peer.run_fetch(s, (ids[1], ids[2]))  # a float32: as `request` answers
+    assert answer[0] == frames.REPLY
+    got = wire.decode(memoryview(answer)[1:])
+    assert got == (3.0, 2.5) and [type(x) for x in got] == [np.float64, np.float32]
+    answer, _, _, _ = peer.run_fetch(s, [ids[1], ids[3]])
+    got = wire.decode(memoryview(answer)[1:])
+    assert type(got) is list and got[0] == 3.0 and got[1].tolist() == [1.0, 1.0, 1.0]
+
+
 def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
     tf = dp.tf
     graph = tf.Graph()

@@ -346,6 +346,30 @@ end
     @test_throws ArgumentError run(sess, s, x)  # not a pair: the hint as before
 end
 
+@testset "run of several fetches: a vector or tuple, as narrow as decoding makes it" begin
+    # in process a vector or tuple of tensors and ops is one direct call where every value is
+    # nothing or a Float64, Int64 or Bool; the answers must not differ from the message form's
+    @test D.Objects.direct_fetches(constant(1.0)) && D.Objects.direct_fetches((constant(1.0),))
+    @test !D.Objects.direct_fetches(PyObject[]) && !D.Objects.direct_fetches([constant(1.0), 2])
+    tf.reset_default_graph()
+    v = Variable(2.0)
+    step = tf.assign_add(v, 1.0).op
+    x = placeholder(Float64; shape = [2])
+    sess = Session()
+    init(sess)
+    got = run(sess, [step, v])
+    @test typeof(got) == Vector{Union{Nothing,Float64}} && got[1] === nothing
+    for (fetches, want) in (([v, v * 2], [3.0, 6.0]),
+                            ((v, constant(2), constant(true)), (3.0, 2, true)),
+                            (Any[v, sum(x)], [3.0, 3.0]),
+                            ((v, constant(2.5f0)), (3.0, 2.5f0)),  # a Float32: the message form
+                            ([v, constant([1.0, 2.0])], Any[3.0, [1.0, 2.0]]))
+        got = run(sess, fetches, x => [1.0, 2.0])
+        @test (got, typeof(got)) == (want, typeof(want))
+    end
+    @test run(sess, (v * 1.0,); feed_dict = Dict(x => [0.0, 0.0])) === (3.0,)
+end
+
 @testset "a fetched array is Julia's own: every element type, kept across collections" begin
     # in process its memory is numpy's, given to Julia's array (own = true): Julia frees it
     tf.reset_default_graph()

@@ -252,7 +252,7 @@ feeds (or one Dict of them, also as TensorFlow's keyword `feed_dict=`); returns 
 """
 function Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing)
     args = (sess, fetches, API.feed_dict("run", feeds, feed_dict))
-    pairs = fetches isa PyObject ? feed_pairs(feeds, feed_dict) : nothing
+    pairs = direct_fetches(fetches) ? feed_pairs(feeds, feed_dict) : nothing
     # a training loop's step: in process, without messages
     pairs === nothing || return run_direct(sess, fetches, pairs, OP_CALL | IN_PLACE, (SEM_RUN, args))
     # TensorFlow reads big feeds where Julia wrote them

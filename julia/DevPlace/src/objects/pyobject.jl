@@ -113,21 +113,34 @@ function request(op::UInt8, args::Tuple)
 end
 
 """
-    run_direct(sess, fetch, feeds, op, args)
+    run_direct(sess, fetches, feeds, op, args)
 
-`run(sess, fetch, feeds...)` of one tensor or op with `placeholder => value` pairs `feeds`: in
-process a direct call (`run_fetch`) where each value can go without a message (`direct_feed`);
-else request `op` with `args` (the same `run`).
+`run(sess, fetches, feeds...)` of one tensor or op, or a vector or tuple of them, with
+`placeholder => value` pairs `feeds`: in process a direct call (`run_fetch`) where each value
+can go without a message (`direct_feed`); else request `op` with `args` (the same `run`).
 """
-function run_direct(sess::PyObject, fetch::PyObject, feeds::Tuple, op::UInt8, args::Tuple)
-    resolve_lazy(args)  # `sess`, `fetch` and the feeds' placeholders are among them
+function run_direct(sess::PyObject, fetches, feeds::Tuple, op::UInt8, args::Tuple)
+    resolve_lazy(args)  # `sess`, `fetches` and the feeds' placeholders are among them
     return with_peer() do h
         h isa InProcess && all(f -> f.first isa PyObject && direct_feed(f.second), feeds) ||
             return exchange(h, op, args)  # not `request`: Ctrl-C held once only
-        ids = map(f -> pyid(f.first, h.gen) => f.second, feeds)
-        run_fetch(h::InProcess, pyid(sess, h.gen), pyid(fetch, h.gen), ids)
+        # a comprehension: ADCME's `map` of a vector of tensors is TensorFlow's `map_fn`
+        ids = fetches isa PyObject ? pyid(fetches, h.gen) : fetches isa Tuple ?
+              map(f -> pyid(f, h.gen), fetches) : UInt64[pyid(f, h.gen) for f in fetches]
+        fed = map(f -> pyid(f.first, h.gen) => f.second, feeds)
+        run_fetch(h::InProcess, pyid(sess, h.gen), ids, fed)
     end
 end
+
+"""
+    direct_fetches(fetches) -> Bool
+
+Can `run` fetch `fetches` with one direct call in process: a tensor or op, or a non-empty
+vector or tuple of them.
+"""
+direct_fetches(f::PyObject) = true
+direct_fetches(f::Union{AbstractVector,Tuple}) = !isempty(f) && all(x -> x isa PyObject, f)
+direct_fetches(f) = false
 
 make_handle(h::Peer, id::UInt64) = PyObject(id, h.gen)
 

@@ -80,6 +80,7 @@ const PY_FLOAT_TYPE = Ref(C_NULL)
 const PY_LONG_TYPE = Ref(C_NULL)
 const PY_BOOL_TYPE = Ref(C_NULL)
 const PY_TUPLE_TYPE = Ref(C_NULL)
+const PY_LIST_TYPE = Ref(C_NULL)
 const PY_STR_TYPE = Ref(C_NULL)
 const PY_RUNTIME_ERROR = Ref(C_NULL)
 
@@ -91,7 +92,8 @@ const API_NAMES = (:Py_InitializeEx, :Py_IsInitialized, :PyEval_SaveThread,
     :PyFloat_FromDouble, :PyUnicode_AsUTF8, :PyObject_Str, :Py_IncRef,
     :Py_DecRef, :PyErr_Fetch, :PyErr_Occurred, :PyErr_SetString, :PyCFunction_NewEx,
     :PyObject_Vectorcall, :PyFloat_AsDouble, :PyLong_AsLongLong, :PyUnicode_AsUTF8AndSize,
-    :PyUnicode_FromStringAndSize, :PyObject_GetBuffer, :PyBuffer_Release, :PyBool_FromLong)
+    :PyUnicode_FromStringAndSize, :PyObject_GetBuffer, :PyBuffer_Release, :PyBool_FromLong,
+    :PyList_New, :PyList_SetItem, :PyList_GetItem)
 
 "Function pointers of the loaded libpython: a field per name in `API_NAMES`."
 const PYAPI = NamedTuple{API_NAMES}(ntuple(_ -> Ref(C_NULL), length(API_NAMES)))
@@ -120,6 +122,7 @@ function load_libpython(path::String)
     PY_LONG_TYPE[] = symbol("PyLong_Type")
     PY_BOOL_TYPE[] = symbol("PyBool_Type")
     PY_TUPLE_TYPE[] = symbol("PyTuple_Type")
+    PY_LIST_TYPE[] = symbol("PyList_Type")
     PY_STR_TYPE[] = symbol("PyUnicode_Type")
     PY_RUNTIME_ERROR[] = unsafe_load(Ptr{Ptr{Cvoid}}(symbol("PyExc_RuntimeError")))
     return nothing
@@ -177,12 +180,17 @@ py_import(name::String) =
     checked(ccall(api(:PyImport_ImportModule), Ptr{Cvoid}, (Cstring,), name), "importing $name")
 
 "A new Python tuple of `items`, new references that it takes over."
-function py_tuple(items)
-    t = checked(ccall(api(:PyTuple_New), Ptr{Cvoid}, (Cssize_t,), length(items)), "making a tuple")
+py_tuple(items) = py_sequence(api(:PyTuple_New), api(:PyTuple_SetItem), items)
+
+"A new Python list of `items`, new references that it takes over."
+py_list(items) = py_sequence(api(:PyList_New), api(:PyList_SetItem), items)
+
+function py_sequence(new::Ptr{Cvoid}, set::Ptr{Cvoid}, items)
+    q = checked(ccall(new, Ptr{Cvoid}, (Cssize_t,), length(items)), "making a tuple or list")
     for (i, a) in enumerate(items)
-        ccall(api(:PyTuple_SetItem), Cint, (Ptr{Cvoid}, Cssize_t, Ptr{Cvoid}), t, i - 1, a)
+        ccall(set, Cint, (Ptr{Cvoid}, Cssize_t, Ptr{Cvoid}), q, i - 1, a)
     end
-    return t
+    return q
 end
 
 "Call `f(args...)`; each argument a new reference that the call takes over."
@@ -263,6 +271,8 @@ end
 
 tuple_item(t::Ptr{Cvoid}, i::Integer) =
     ccall(api(:PyTuple_GetItem), Ptr{Cvoid}, (Ptr{Cvoid}, Cssize_t), t, i)  # borrowed
+list_item(l::Ptr{Cvoid}, i::Integer) =
+    ccall(api(:PyList_GetItem), Ptr{Cvoid}, (Ptr{Cvoid}, Cssize_t), l, i)  # borrowed
 
 # A Python builtin function whose C body is a Julia function (METH_O: one argument), as
 # PythonCall.jl makes its callbacks: Python calls it as fast as any builtin.

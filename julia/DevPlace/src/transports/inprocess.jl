@@ -271,19 +271,23 @@ function exchange(h::InProcess, op::UInt8, args::Tuple)
 end
 
 """
-    run_fetch(h::InProcess, sess_id, fetch_id, feeds)
+    run_fetch(h::InProcess, sess_id, fetch_ids, feeds)
 
-`run(sess, fetch, feeds...)` of one tensor or op, as one direct call of Python's
-`InProcess.run_fetch`: `feeds` are placeholders' handle ids `=>` values that go without a
-message (`direct_feed`; arrays are read where they are). No message for the request, none for
-an answer that is nothing or a Float64, Int64 or Bool (read with the C API); other answers as
-`exchange`'s.
+`run(sess, fetches, feeds...)` as one direct call of Python's `InProcess.run_fetch`:
+`fetch_ids` one tensor's or op's handle id, or a vector or tuple of them (the answer then a
+vector, as narrow as decoding makes it, or a tuple); `feeds` placeholders' handle ids `=>`
+values that go without a message (`direct_feed`; arrays are read where they are). No message
+for the request, none for an answer of nothing, Float64, Int64 or Bool values (read with the C
+API); other answers as `exchange`'s.
 """
-function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64, feeds::Tuple = ())
+function run_fetch(h::InProcess, sess_id::UInt64, fetch_ids::Union{UInt64,Vector{UInt64},Tuple},
+                   feeds::Tuple = ())
     h.seq += UInt32(1)
     kind, value = with_gil() do
         flush_releases(h)
-        s, f = py_int(sess_id), py_int(fetch_id)
+        s = py_int(sess_id)
+        f = fetch_ids isa UInt64 ? py_int(fetch_ids) : fetch_ids isa Tuple ?
+            py_tuple(map(py_int, fetch_ids)) : py_list(map(py_int, fetch_ids))
         if isempty(feeds)
             r = py_vectorcall(h.run_fetch, (s, f))
         else
@@ -294,20 +298,30 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_id::UInt64, feeds::Tuple
         py_decref(s)
         py_decref(f)
         checked(r, "answering a `run`")
-        r == PY_NONE[] && return (py_decref(r); (REPLY, nothing))
         t = py_type(r)
         if t == PY_TUPLE_TYPE[]
             py_type(tuple_item(r, 0)) == PY_LONG_TYPE[] || return take_answer(h, r)
             return (REPLY, given_array(r))
         end
-        x = t == PY_FLOAT_TYPE[] ? ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r) :
-            t == PY_LONG_TYPE[] ? ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r) :
-            t == PY_BOOL_TYPE[] ? r == PY_TRUE[] :
-            (py_decref(r); protocol_failure(h, "an answer to `run` of an unknown type"))
-        py_decref(r)
-        return (REPLY, x)
+        try
+            t == PY_LIST_TYPE[] || return (REPLY, direct_value(h, r))
+            xs = Any[direct_value(h, list_item(r, i)) for i in 0:length(fetch_ids)-1]
+            return (REPLY, fetch_ids isa Tuple ? Tuple(xs) : narrow(xs))
+        finally
+            py_decref(r)
+        end
     end
     return answered(h, kind, value)
+end
+
+"Python's `None`, `float`, `int` or `bool` `r` as `nothing`, a Float64, Int64 or Bool."
+function direct_value(h::InProcess, r::Ptr{Cvoid})
+    r == PY_NONE[] && return nothing
+    t = py_type(r)
+    t == PY_FLOAT_TYPE[] && return ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r)
+    t == PY_LONG_TYPE[] && return Int64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r))
+    t == PY_BOOL_TYPE[] && return r == PY_TRUE[]
+    protocol_failure(h, "an answer to `run` of an unknown type")
 end
 
 """

@@ -130,38 +130,51 @@ class InProcess(Peer):
             self._keep = outer
 
     def run_fetch(
-        self, sess_id: int, fetch_id: int, feeds: tuple[Any, ...] | None = None
-    ) -> Answer | tuple[int, int, tuple[int, ...]] | float | int | bool | None:
-        """Julia's `run(sess, fetch, feeds...)` of one tensor or op, made without messages: the
-        value itself where it is None or a float64, int64 or bool scalar (what most steps of a
-        training loop fetch), an array's memory given to Julia (`numpy_memory.give`), else the
-        answer `request` would give. `feeds`: placeholders' handle ids and their values one
-        after another, each value a float, int or bool, or a Julia array as its (dtype code,
-        address, shape), read where Julia keeps it during the run."""
+        self, sess_id: int, fetch_id: int | list[int] | tuple[int, ...], feeds: Any = None
+    ) -> Answer | tuple[int, int, tuple[int, ...]] | list[Any] | float | int | bool | None:
+        """Julia's `run(sess, fetches, feeds...)` made without messages. `fetch_id`: one tensor's
+        or op's handle id, or a list or tuple of them (fetched as that list or tuple). The
+        answer: for one, the value itself where it is None or a float64, int64 or bool scalar
+        (what most steps of a training loop fetch), an array's memory given to Julia
+        (`numpy_memory.give`); for several, the list of their values where each is such a
+        scalar or None; else the answer `request` would give. `feeds`: placeholders' handle ids
+        and their values one after another, each value a float, int or bool, or a Julia array
+        as its (dtype code, address, shape), read where Julia keeps it during the run."""
         try:
-            fetch = self.handles.get(fetch_id)
+            one = type(fetch_id) is int
+            get = self.handles.get
+            fetch = get(fetch_id) if one else type(fetch_id)(map(get, fetch_id))
             feed = None if feeds is None else self._feed_dict(feeds)
-            value = self._run(self._dp_run, (self.handles.get(sess_id), fetch, feed))
+            value = self._run(self._dp_run, (get(sess_id), fetch, feed))
         except StreamClosed:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to Julia
             error = self.error_buffers(exc)
             return self._answered(lambda: (frames.ERROR, error))
-        if value is None:
-            return None
+        if one:
+            if value is None or type(value) is self._direct_type(fetch_id, fetch):
+                return value
+            if type(value) is np.ndarray:
+                given = numpy_memory.give(value)
+                if given is not None:
+                    return given
+        elif all(
+            v is None or type(v) is self._direct_type(i, f)
+            for i, f, v in zip(fetch_id, fetch, value, strict=True)
+        ):
+            return list(value)
+        box = [self._semantics.typed(fetch, value)]
+        del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
+        return self._answered(lambda: self.value_buffers(box.pop()))
+
+    def _direct_type(self, fetch_id: int, fetch: Any) -> Any:
+        """The Python type in which `run_fetch` hands Julia the value of `fetch` as itself
+        (NotImplemented: none)."""
         direct = self._direct.get(fetch_id)
         if direct is None:
             dtype = getattr(getattr(fetch, "dtype", None), "base_dtype", None)
             direct = self._direct[fetch_id] = self._direct_scalars.get(dtype, NotImplemented)
-        if type(value) is direct:
-            return value
-        if type(value) is np.ndarray:
-            given = numpy_memory.give(value)
-            if given is not None:
-                return given
-        box = [self._semantics.typed(fetch, value)]
-        del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
-        return self._answered(lambda: self.value_buffers(box.pop()))
+        return direct
 
     def _feed_dict(self, feeds: tuple[Any, ...]) -> dict[Any, Any]:
         """`run_fetch`'s feeds as `dp.run` takes them: Julia's arrays seen where they are."""
