@@ -4,12 +4,13 @@
 #
 #     julia --project=julia/DevPlace benchmarks/bridge/bench.jl [iterations] [rounds] [bfgs_iterations]
 #
-# Calls: a training step (`run(sess, opt)`, a 10-element variable), a scalar fetch, fetches and
-# feeds of 8 MB and 100 MiB Float64 arrays, graph building (`iterations` times
+# Calls: a training step (`run(sess, opt)`, a 10-element variable), the step with its loss
+# (`run(sess, [opt, loss])`), a scalar fetch, fetches and feeds of 8 MB and 100 MiB Float64
+# arrays (Python's feeds aligned as Julia's are), graph building (`iterations` times
 # `x = sin(x) * 0.5 + 1.0`, 5 ops each) and what a device function adds per op (the median of
 # 7 differences of builds with and without it, made in pairs: one build's noise is larger than
-# the difference). Each other figure is the best of 3 repeats; `rounds` (default 3) rounds alternate Julia and Python, and the table
-# shows the medians. A whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
+# the difference). Each other figure is the best of 3 repeats; `rounds` (default 3) rounds
+# alternate Julia and Python, and the table shows the medians. A whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
 # `bfgs_iterations` (default 400) iterations of scipy's L-BFGS-B, printing each evaluation and
 # step, against the same minimization driven from Python (best of 2). Then the peak memory of a
 # 100 MiB fetch (Python and Julia together) and the echo round trip. Each round runs the
@@ -66,7 +67,8 @@ function run_cases(py)
     w = Variable(ones(10))
     loss = sum(w .^ 2)
     opt = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-    cases = Any[("training step", opt, nothing, 1000), ("scalar fetch", loss, nothing, 1000)]
+    cases = Any[("training step", opt, nothing, 1000), ("step and loss", [opt, loss], nothing, 1000),
+                ("scalar fetch", loss, nothing, 1000)]
     for (label, n, reps) in (("8 MB", 1 << 20, 20), ("100 MiB", 100 << 17, 3))
         a = rand(n)
         push!(cases, ("fetch $label", constant(a), nothing, reps))
