@@ -9,8 +9,8 @@ module API
 using ..Codec: BY_HANDLE, IN_PLACE, OP_BUILTIN, OP_CALL, OP_ENTER, OP_EXIT, OP_GETATTR, OP_IMPORT,
     PyDict, WireNumber, summary_of
 using ..Transports: SOURCE_DIR
-using ..Objects: DP_MODULE, PyObject, SEMANTICS, TF_MODULE, attribute, call_python, direct_fetches,
-    in_live_host, lazy_pyobject, request, resolve_lazy, run_direct, semantics
+using ..Objects: DP_MODULE, PyObject, SEMANTICS, TF_MODULE, attribute, call_python,
+    direct_fetches, in_live_host, lazy_pyobject, request, resolve_lazy, run_direct, semantics
 
 include("macros.jl")
 include("devplace.jl")

@@ -254,7 +254,8 @@ function Base.run(sess::PyObject, fetches, feeds...; feed_dict = nothing)
     args = (sess, fetches, API.feed_dict("run", feeds, feed_dict))
     pairs = direct_fetches(fetches) ? feed_pairs(feeds, feed_dict) : nothing
     # a training loop's step: in process, without messages
-    pairs === nothing || return run_direct(sess, fetches, pairs, OP_CALL | IN_PLACE, (SEM_RUN, args))
+    pairs === nothing ||
+        return run_direct(sess, fetches, pairs, OP_CALL | IN_PLACE, (SEM_RUN, args))
     # TensorFlow reads big feeds where Julia wrote them
     return call_python(SEM_RUN, "run", args, (); op = OP_CALL | IN_PLACE)
 end

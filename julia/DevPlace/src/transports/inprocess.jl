@@ -319,7 +319,8 @@ function direct_value(h::InProcess, r::Ptr{Cvoid})
     r == PY_NONE[] && return nothing
     t = py_type(r)
     t == PY_FLOAT_TYPE[] && return ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r)
-    t == PY_LONG_TYPE[] && return Int64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r))
+    t == PY_LONG_TYPE[] &&
+        return Int64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r))
     t == PY_BOOL_TYPE[] && return r == PY_TRUE[]
     protocol_failure(h, "an answer to `run` of an unknown type")
 end
@@ -334,7 +335,7 @@ direct_feed(x::Union{Float64,Int64,Bool}) = true
 direct_feed(x::Array{<:WireNumber}) = ndims(x) > 0
 direct_feed(x) = false
 
-"A new Python object of feed value `x` as `run_fetch` reads it (an array: dtype code, address, shape)."
+"A new Python object of feed value `x` as `run_fetch` reads it (an array: code, address, shape)."
 py_feed(x::Union{Float64,Int64,Bool}) = py_plain(x)
 py_feed(a::Array{T}) where {T} =
     py_tuple((py_int(dtype_code(T)), py_int(UInt(pointer(a))), py_tuple(map(py_int, size(a)))))
