@@ -304,25 +304,14 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_ids::Union{UInt64,Vector
             return (REPLY, given_array(r))
         end
         try
-            t == PY_LIST_TYPE[] || return (REPLY, direct_value(h, r))
-            xs = Any[direct_value(h, list_item(r, i)) for i in 0:length(fetch_ids)-1]
+            t == PY_LIST_TYPE[] || return (REPLY, plain_arg(r))
+            xs = Any[plain_arg(list_item(r, i)) for i in 0:length(fetch_ids)-1]
             return (REPLY, fetch_ids isa Tuple ? Tuple(xs) : narrow(xs))
         finally
             py_decref(r)
         end
     end
     return answered(h, kind, value)
-end
-
-"Python's `None`, `float`, `int` or `bool` `r` as `nothing`, a Float64, Int64 or Bool."
-function direct_value(h::InProcess, r::Ptr{Cvoid})
-    r == PY_NONE[] && return nothing
-    t = py_type(r)
-    t == PY_FLOAT_TYPE[] && return ccall(api(:PyFloat_AsDouble), Cdouble, (Ptr{Cvoid},), r)
-    t == PY_LONG_TYPE[] &&
-        return Int64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), r))
-    t == PY_BOOL_TYPE[] && return r == PY_TRUE[]
-    protocol_failure(h, "an answer to `run` of an unknown type")
 end
 
 """
@@ -530,7 +519,7 @@ julia_call_pointer() = @cfunction(julia_call, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Ptr{C
 "The results `julia_call` hands Python as Python's own objects."
 const PlainResult = Union{Nothing,Float64,Int64,Bool,String}
 
-"A plain argument of `julia_call` as `decode_value` would give it."
+"A plain Python object (`julia_call`'s argument, `run_fetch`'s value) as `decode_value` gives it."
 function plain_arg(o::Ptr{Cvoid})
     o == PY_NONE[] && return nothing
     t = py_type(o)

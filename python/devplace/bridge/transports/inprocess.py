@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import importlib
+import math
 import os
 import queue
 import signal
@@ -386,9 +387,7 @@ class _CtrlC:
 def _julia_array(dtype: np.dtype[Any], shape: tuple[int, ...], address: int) -> Any:
     """The column-major array of `dtype` and `shape` that Julia keeps at `address`, seen
     where it is (alive while Julia keeps it)."""
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)
     if count == 0:
         return np.zeros(shape, dtype, order="F")
     memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(address)
