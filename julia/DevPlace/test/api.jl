@@ -363,7 +363,14 @@ end
                             ((v, constant(2), constant(true)), (3.0, 2, true)),
                             (Any[v, sum(x)], [3.0, 3.0]),
                             ((v, constant(2.5f0)), (3.0, 2.5f0)),  # a Float32: the message form
-                            ([v, constant([1.0, 2.0])], Any[3.0, [1.0, 2.0]]))
+                            ([v, constant([1.0, 2.0])], Any[3.0, [1.0, 2.0]]),
+                            # each set of element types `narrow` joins (Real, Integer, unions)
+                            ([v, constant(2)], Real[3.0, 2]),
+                            ([constant(2), constant(true)], Integer[2, true]),
+                            ([tf.no_op(), constant(true)], Union{Nothing,Bool}[nothing, true]),
+                            ([tf.no_op(), tf.no_op()], [nothing, nothing]),
+                            ([tf.no_op(), constant(2), v], Any[nothing, 2, 3.0]),
+                            (Tuple(constant(i) for i in 1:9), Tuple(1:9)))  # a long tuple
         got = run(sess, fetches, x => [1.0, 2.0])
         @test (got, typeof(got)) == (want, typeof(want))
     end

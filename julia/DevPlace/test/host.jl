@@ -45,6 +45,11 @@ end
     @test fresh.a == 1
     fresh.a = 2  # setting a name forgets what was found for it
     @test fresh.a == 2 && requests(() -> fresh.a) == 0
+    for args in ((fresh, 1), (1, 2, 3, 4, 5, 6, 7, 8, 9, fresh))  # short and long tuples
+        D.stop_host()  # a lazy object inside an argument is found again in the new host
+        @test pybuiltin("len")(args) == length(args)
+        @test occursin("namespace(a=1)", pybuiltin("str")(args))
+    end
     @test_throws PyError pybuiltin("no_such_builtin")
     @test_throws PyError pybuiltin("no_such_builtin")  # every time: nothing kept of it
 end

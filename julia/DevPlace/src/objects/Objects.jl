@@ -10,7 +10,7 @@ using ..Codec: BY_HANDLE, Encoder, MAX_DEPTH, OP_CALL, OP_DIR, OP_GETATTR, OP_HA
     OP_IMPORT, OP_ISEQUAL, OP_ISINSTANCE, OP_REPR, OP_SETATTR, OP_STR, PyDict, TAG_HANDLE,
     protocol_rows, summary_of
 import ..Codec: encode!, make_handle
-using ..Transports: HOST, InProcess, OP_INFO, Peer, PyError, direct_feed, exchange, op_field,
+using ..Transports: HOST, Host, InProcess, OP_INFO, Peer, PyError, direct_feed, exchange, op_field,
     queue_release, roundtrip, run_fetch, with_peer
 
 include("pyobject.jl")

@@ -2,6 +2,19 @@
 # Property access, calls, printing, equality and iteration forward to Python.
 
 """
+    Lazy(make)
+
+How to find a Python object in a host: `make()` returns a fresh PyObject. Used for module-level
+constants (`tf`) that must exist before the host starts and survive a host restart. (`T` is
+`PyObject`, which is defined after it.)
+"""
+mutable struct Lazy{T}
+    make::Function
+    cache::Union{Nothing,T}
+    attributes::Dict{String,Any}  # looked up in `cache`'s host once: a module's names stay put
+end
+
+"""
     PyObject
 
 A Python object living in the DevPlace host process. `o.name` reads an attribute, `o(args...;
@@ -11,26 +24,14 @@ after that process exits it cannot be used any more (except lazily resolved ones
 mutable struct PyObject
     id::UInt64
     gen::Int
-    lazy::Any  # `nothing`, or a `Lazy` that finds the object again in each new host
+    lazy::Union{Nothing,Lazy{PyObject}}  # a `Lazy` finds the object again in each new host
 
     function PyObject(id::UInt64, gen::Int)
         o = new(id, gen, nothing)
         finalizer(release_later, o)
         return o
     end
-    PyObject(lazy) = new(UInt64(0), 0, lazy)
-end
-
-"""
-    Lazy(make)
-
-How to find a Python object in a host: `make()` returns a fresh PyObject. Used for module-level
-constants (`tf`) that must exist before the host starts and survive a host restart.
-"""
-mutable struct Lazy
-    make::Function
-    cache::Union{Nothing,PyObject}
-    attributes::Dict{String,Any}  # looked up in `cache`'s host once: a module's names stay put
+    PyObject(lazy::Lazy{PyObject}) = new(UInt64(0), 0, lazy)
 end
 
 """
@@ -38,7 +39,7 @@ end
 
 A PyObject resolved on first use (and again in each new host) by calling `make()`.
 """
-lazy_pyobject(make::Function) = PyObject(Lazy(make, nothing, Dict{String,Any}()))
+lazy_pyobject(make::Function) = PyObject(Lazy{PyObject}(make, nothing, Dict{String,Any}()))
 
 release_later(o::PyObject) = queue_release(getfield(o, :gen), getfield(o, :id))
 
@@ -89,8 +90,11 @@ function resolve_lazy(o::PyObject, depth = 0)
     end
     return nothing
 end
-resolve_lazy(x::Union{Tuple,NamedTuple}, depth = 0) = resolve_items(x, depth)
+resolve_lazy(x::Tuple, depth = 0) =
+    length(x) <= 8 ? depth < MAX_DEPTH && resolve_each(depth + 1, x...) : resolve_items(x, depth)
+resolve_lazy(x::NamedTuple, depth = 0) = resolve_lazy(Tuple(x), depth)
 resolve_lazy(x::AbstractArray, depth = 0) = eltype(x) <: Number || resolve_items(x, depth)
+resolve_lazy(x::AbstractArray{PyObject}, depth = 0) = foreach(resolve_lazy, x)
 resolve_lazy(x::AbstractDict, depth = 0) = resolve_items(pairs(x), depth)
 function resolve_lazy(x::Pair, depth = 0)
     resolve_lazy(x.first, depth)
@@ -100,6 +104,10 @@ resolve_lazy(x::PyDict, depth = 0) = resolve_lazy(x.pairs, depth)
 resolve_lazy(x, depth = 0) = nothing
 # No deeper than values may nest: the encoder then says why (e.g. a vector inside itself).
 resolve_items(xs, depth) = depth < MAX_DEPTH && foreach(x -> resolve_lazy(x, depth + 1), xs)
+# A short tuple's items one by one, each call compiled for its item's type (`foreach` over a
+# tuple of mixed types looks each item's method up at run time: microseconds on every `run`).
+resolve_each(depth) = nothing
+resolve_each(depth, x, rest...) = (resolve_lazy(x, depth); resolve_each(depth, rest...))
 
 """
     request(op, args::Tuple)
@@ -148,7 +156,10 @@ make_handle(h::Peer, id::UInt64) = PyObject(id, h.gen)
 function in_live_host(o::PyObject)
     getfield(o, :lazy) === nothing || return true
     h = HOST[]
-    return h !== nothing && h.alive && h.gen == getfield(o, :gen)
+    # each concrete type apart: on their union Julia 1.5 looks each field read up at run time
+    h isa InProcess && return h.alive && h.gen == getfield(o, :gen)
+    h isa Host && return h.alive && h.gen == getfield(o, :gen)
+    return false
 end
 in_live_host(x) = true
 

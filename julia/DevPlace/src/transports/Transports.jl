@@ -10,7 +10,7 @@ module Transports
 using ..Codec: ABANDON, BIG_PART, CALLBACK, ERROR, Encoder, HELLO, IN_PLACE, OP_STATS,
     OP_SWITCH_TASK, PROTOCOL_VERSION, RELEASE, REPLY, REQUEST, SHM_DIR, SHM_MIN, WireError,
     WireNumber, clean_stale_segments, decode_value, drop_inbox, dtype_code, dtype_of, encode!,
-    encode_value, keep_in_place, make_handle, message_parts, narrow, nbytes, op_name, read_frame,
+    encode_value, keep_in_place, make_handle, message_parts, nbytes, op_name, read_frame,
     read_shared, retire_outbox, write_frame
 import ..Codec: lookup_function, register_function!, shared_array
 

@@ -12,6 +12,7 @@ const HEAD = Ref(0)  # entries before HEAD (counting from 0) were drained
 const TAIL = Ref(0)  # entries before TAIL were recorded
 const OVERFLOW = Ref(UInt64[])
 const RING_GENERATION = Ref(0)
+const NO_RELEASES = UInt64[]  # what `take_releases` returns for none: most requests (no allocation)
 
 """
     queue_release(gen, id)
@@ -33,19 +34,20 @@ end
 """
     take_releases(gen) -> Vector{UInt64}
 
-The ids queued for host generation `gen` since the last call; older generations' ids are
-dropped, and later ones are queued for `gen` from now on.
+The ids queued for host generation `gen` since the last call (not to be changed: none is one
+shared empty vector); older generations' ids are dropped, and later ones are queued for `gen`
+from now on.
 """
 function take_releases(gen::Int)
     if RING_GENERATION[] != gen
         RING_GENERATION[] = gen
         HEAD[] = TAIL[]
         OVERFLOW[] = UInt64[]
-        return UInt64[]
+        return NO_RELEASES
     end
     t = TAIL[]
     h = HEAD[]
-    t == h && isempty(OVERFLOW[]) && return UInt64[]
+    t == h && isempty(OVERFLOW[]) && return NO_RELEASES
     ids = Vector{UInt64}(undef, t - h)  # may run finalizers: they append after `t`
     for (k, i) in enumerate(h:t-1)
         @inbounds ids[k] = RING[mod(i, length(RING)) + 1]

@@ -305,12 +305,13 @@ function run_fetch(h::InProcess, sess_id::UInt64, fetch_ids::Union{UInt64,Vector
         end
         try
             t == PY_LIST_TYPE[] || return (REPLY, plain_arg(r))
-            xs = Any[plain_arg(list_item(r, i)) for i in 0:length(fetch_ids)-1]
-            return (REPLY, fetch_ids isa Tuple ? Tuple(xs) : narrow(xs))
+            n = length(fetch_ids)
+            fetch_ids isa Tuple && return (REPLY, ntuple(i -> plain_arg(list_item(r, i - 1)), n))
+            return (REPLY, plain_vector(r, n))
         finally
             py_decref(r)
         end
-    end
+    end::Tuple{UInt8,Any}  # one tuple type, not a union of several: unpacked without a lookup
     return answered(h, kind, value)
 end
 
@@ -518,6 +519,35 @@ julia_call_pointer() = @cfunction(julia_call, Ptr{Cvoid}, (Ptr{Cvoid}, Ptr{Ptr{C
 
 "The results `julia_call` hands Python as Python's own objects."
 const PlainResult = Union{Nothing,Float64,Int64,Bool,String}
+
+"""
+    plain_vector(r, n)
+
+The `n` values of Python list `r`, each None, a float, an int or a bool (`run_fetch`'s answer
+of several fetches), as the vector decoding makes of them (`narrow`: the element type joins
+the types present), its element type found from the Python types without a widening copy.
+"""
+function plain_vector(r::Ptr{Cvoid}, n::Int)
+    present = 0
+    for i in 0:n-1
+        o = list_item(r, i)
+        t = py_type(o)
+        present |= o == PY_NONE[] ? 1 : t == PY_FLOAT_TYPE[] ? 2 : t == PY_LONG_TYPE[] ? 4 : 8
+    end
+    v = similar(PLAIN_VECTORS[present + 1], n)
+    for i in 1:n
+        v[i] = plain_arg(list_item(r, i - 1))
+    end
+    return v
+end
+
+# By the set of types present (bit k - 1 for the k-th of `PLAIN_TYPES`), an empty vector of the
+# element type `narrow` makes (`similar` of it is fast; making `Vector{T}` of a `T` known only at
+# run time looks the type up: 10 µs for a union).
+const PLAIN_TYPES = (Nothing, Float64, Int64, Bool)
+const PLAIN_VECTORS = [Vector{mask == 0 ? Union{} : reduce(Base.promote_typejoin,
+                       [T for (k, T) in enumerate(PLAIN_TYPES) if mask & (1 << (k - 1)) != 0])}()
+                       for mask in 0:(1 << length(PLAIN_TYPES)) - 1]
 
 "A plain Python object (`julia_call`'s argument, `run_fetch`'s value) as `decode_value` gives it."
 function plain_arg(o::Ptr{Cvoid})

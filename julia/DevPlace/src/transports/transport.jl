@@ -129,7 +129,16 @@ end
 const TASK_COUNT = Ref(0)
 
 "This Julia task's number for the host (tasks are numbered on their first request)."
-task_id() = get!(() -> (TASK_COUNT[] += 1), task_local_storage(), :devplace_task)::Int
+function task_id()
+    t = current_task()
+    t === LAST_TASK[] && return LAST_TASK_ID[]  # one task's requests: no task-local lookup
+    id = get!(() -> (TASK_COUNT[] += 1), task_local_storage(), :devplace_task)::Int
+    LAST_TASK[], LAST_TASK_ID[] = t, id
+    return id
+end
+
+const LAST_TASK = Ref{Union{Nothing,Task}}(nothing)
+const LAST_TASK_ID = Ref(0)
 
 """
     switch_task!(h)

@@ -59,6 +59,10 @@ class _ThreadCall:
         self.error: BaseException | None = None
 
 
+class _NotDirect:
+    """The direct type of a fetch whose value never goes to Julia as itself (no value has it)."""
+
+
 class InProcess(Peer):
     """Julia's counterpart in Julia's own process."""
 
@@ -90,7 +94,7 @@ class InProcess(Peer):
         # The scalars `run_fetch` hands Julia as themselves, by their tensor's dtype: Julia
         # reads a float as Float64, an int as Int64, a bool as Bool (`run`'s rule).
         self._direct_scalars = {tf.float64: float, tf.int64: int, tf.bool: bool}
-        self._direct: dict[int, Any] = {}  # by fetch handle: its direct type, or NotImplemented
+        self._direct: dict[int, type] = {}  # by fetch handle: its direct type, or _NotDirect
 
     # --- arrays by address --------------------------------------------------------------
     def share(self, a: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> tuple[str, int, int] | None:
@@ -152,29 +156,31 @@ class InProcess(Peer):
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to Julia
             error = self.error_buffers(exc)
             return self._answered(lambda: (frames.ERROR, error))
+        direct = self._direct
         if one:
-            if value is None or type(value) is self._direct_type(fetch_id, fetch):
+            if value is None or type(value) is (
+                direct.get(fetch_id) or self._direct_type(fetch_id, fetch)
+            ):
                 return value
             if type(value) is np.ndarray:
                 given = numpy_memory.give(value)
                 if given is not None:
                     return given
-        elif all(
-            v is None or type(v) is self._direct_type(i, f)
-            for i, f, v in zip(fetch_id, fetch, value, strict=True)
-        ):
-            return list(value)
+        else:
+            for i, f, v in zip(fetch_id, fetch, value, strict=True):
+                if v is not None and type(v) is not (direct.get(i) or self._direct_type(i, f)):
+                    break
+            else:  # a list, never a tuple: Julia reads a tuple as an array's memory
+                return value if type(value) is list else list(value)
         box = [self._semantics.typed(fetch, value)]
         del value  # an answer's arrays are lent only where nothing else refers to them (`lend`)
         return self._answered(lambda: self.value_buffers(box.pop()))
 
-    def _direct_type(self, fetch_id: int, fetch: Any) -> Any:
+    def _direct_type(self, fetch_id: int, fetch: Any) -> type:
         """The Python type in which `run_fetch` hands Julia the value of `fetch` as itself
-        (NotImplemented: none)."""
-        direct = self._direct.get(fetch_id)
-        if direct is None:
-            dtype = getattr(getattr(fetch, "dtype", None), "base_dtype", None)
-            direct = self._direct[fetch_id] = self._direct_scalars.get(dtype, NotImplemented)
+        (`_NotDirect`: none), remembered by handle id in `_direct`."""
+        dtype = getattr(getattr(fetch, "dtype", None), "base_dtype", None)
+        direct = self._direct[fetch_id] = self._direct_scalars.get(dtype, _NotDirect)
         return direct
 
     def _feed_dict(self, feeds: tuple[Any, ...]) -> dict[Any, Any]:
