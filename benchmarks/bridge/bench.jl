@@ -9,8 +9,11 @@
 # arrays (Python's feeds aligned as Julia's are), graph building (`iterations` times
 # `x = sin(x) * 0.5 + 1.0`, 5 ops each) and what a device function adds per op (the median of
 # 7 differences of builds with and without it, made in pairs: one build's noise is larger than
-# the difference). Each other figure is the best of 3 repeats; `rounds` (default 3) rounds
-# alternate Julia and Python, and the table shows the medians. A whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
+# the difference). A reference beside the fetches: a new 8 MB array made and filled by each
+# language's own code (`copyto!(similar(a), a)`, numpy's `empty_like` and a copy), what any
+# program pays for a fresh array in that language. Each other figure is the best of 3 repeats;
+# `rounds` (default 3) rounds alternate Julia and Python, and the table shows the medians. A
+# whole program with callbacks: `BFGS!` on a 200-variable Rosenbrock loss,
 # `bfgs_iterations` (default 400) iterations of scipy's L-BFGS-B, printing each evaluation and
 # step, against the same minimization driven from Python (best of 2). Then the peak memory of a
 # 100 MiB fetch (Python and Julia together) and the echo round trip. Each round runs the
@@ -146,6 +149,10 @@ function measure_round(n, bfgs_iterations)
     end
     jl, pyb = best(() -> build(n)), best(() -> py.build(n))
     times["graph building (per op)"] = (jl, pyb)
+    values = rand(1 << 20)
+    py_values = pycall(py.aligned, PyObject, values)
+    times[NEW_ARRAYS] = (best(() -> per_call(() -> copyto!(similar(values), values), 20)),
+                         best(() -> py.time_new_arrays(py_values, 20)))
     times["device function (extra per op)"] =
         (extra_per_op(() -> build(n), () -> build_with_device_function(n)),
          extra_per_op(() -> py.build(n), () -> py.build_with_device_function(n)))
@@ -159,7 +166,8 @@ function measure_round(n, bfgs_iterations)
     return [first.(cases); EXTRA_LABELS...], times
 end
 
-const EXTRA_LABELS = ["graph building (per op)", "device function (extra per op)", "BFGS! program",
+const NEW_ARRAYS = "new 8 MB array, each language's own (reference)"
+const EXTRA_LABELS = [NEW_ARRAYS, "graph building (per op)", "device function (extra per op)", "BFGS! program",
                       "peak memory of a 100 MiB fetch (× the array)", "echo round trip"]
 const TRANSPORT_NAMES = Dict(:inprocess => "in process", :process => "host process")
 

@@ -80,6 +80,18 @@ def time_run(sess: Any, fetches: Any, feed: Any, n: int) -> float:
     return per_call(lambda: dp.run(sess, fetches, feed), n)
 
 
+def time_new_arrays(values: Any, n: int) -> float:
+    """Seconds per making a new array of `values`' size and copying `values` into it, over `n`
+    (what a fetch's result costs any program: the reference for Julia's own arrays)."""
+    src = np.asarray(values)
+
+    def make() -> None:
+        a = np.empty_like(src)
+        a[...] = src
+
+    return per_call(make, n)
+
+
 def bfgs(sess: Any, loss: Any, iterations: int, sink: str) -> float:
     """Seconds for the minimization DevPlace.jl's `BFGS!(sess, loss, iterations)` makes, driven
     from Python: scipy's L-BFGS-B with the same options, each evaluation and step printed (to
