@@ -35,6 +35,10 @@ end
     # an array argument is Julia's own copy
     untouched = pybuiltin("eval")("lambda f: (lambda a: (f(a), a.tolist())[1])(__import__('numpy').zeros(3))")
     @test untouched(v -> (v .+= 1; nothing)) == [0.0, 0.0, 0.0]
+    # numpy's array may start at any byte (here one past a bytes object's start): read whole
+    unaligned = pybuiltin("eval")("""lambda f: f(__import__('numpy').frombuffer(
+        b'_' + __import__('numpy').array([1.5, -2.0]).tobytes(), 'float64', offset=1))""")
+    @test unaligned(v -> v) == [1.5, -2.0]
 end
 
 @testset "Julia errors in callbacks reach Python and come back" begin

@@ -249,9 +249,11 @@ function py_float_vector(o::Ptr{Cvoid})
     GC.@preserve view begin
         got = ccall(api(:PyObject_GetBuffer), Cint, (Ptr{Cvoid}, Ptr{UInt8}, Cint), o, view, 0)
         got == 0 || throw(WireError("expected an array from Python: " * take_py_error()))
-        data = unsafe_load(Ptr{Ptr{Float64}}(pointer(view)))
+        data = unsafe_load(Ptr{Ptr{UInt8}}(pointer(view)))
         bytes = unsafe_load(Ptr{Cssize_t}(pointer(view) + 2 * sizeof(Ptr{Cvoid})))
-        v = copy(unsafe_wrap(Array, data, bytes ÷ sizeof(Float64)))
+        v = Vector{Float64}(undef, bytes ÷ sizeof(Float64))
+        # byte by byte: numpy's array may start anywhere (a view into a message is unaligned)
+        GC.@preserve v unsafe_copyto!(Ptr{UInt8}(pointer(v)), data, sizeof(v))
         ccall(api(:PyBuffer_Release), Cvoid, (Ptr{UInt8},), view)
         return v
     end
