@@ -132,17 +132,19 @@ function BFGS!(sess::PyObject, loss::PyObject, max_iter::Integer = 15000;
     haskey(kw, :var_to_bounds) && (kw[:var_to_bounds] = variable_bounds(kw[:var_to_bounds]))
     feeds = pop!(kw, :feed_dict, nothing)
     opt = ScipyOptimizerInterface(loss; method = method, options = scipy_options(method, max_iter), kw...)
-    evals, current, values, losses = 0, 0.0, nothing, Float64[]
+    # Refs of concrete types, not variables the closures reassign (boxed: every use of them
+    # looked up at run time, on each of a minimization's hundreds of callbacks)
+    evals, current, values, losses = Ref(0), Ref(0.0), Ref{Tuple}(()), Float64[]
     function print_loss(l, vs...)
-        evals == 0 && @info "Optimization starts..."   # once the loss runs: not before an error
-        println("iter $evals, current loss=", l)
-        current, values, evals = l, vs, evals + 1
+        evals[] == 0 && @info "Optimization starts..."   # once the loss runs: not before an error
+        println("iter ", evals[], ", current loss=", l)
+        current[], values[], evals[] = l, vs, evals[] + 1
         return nothing  # what a callback returns goes back to Python
     end
     function print_step(_)
-        println("================ STEP $(length(losses)) ===============")
-        callback === nothing || callback(collect(values), length(losses), current)
-        push!(losses, current)
+        println("================ STEP ", length(losses), " ===============")
+        callback === nothing || callback(collect(values[]), length(losses), current[])
+        push!(losses, current[])
         return nothing
     end
     ScipyOptimizerMinimize(sess, opt; loss_callback = print_loss, step_callback = print_step,

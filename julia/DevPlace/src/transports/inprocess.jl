@@ -504,12 +504,10 @@ function julia_call(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::P
         fid = UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},), unsafe_load(args)))
         arg(i) = plain_arg(unsafe_load(args, i + 1))
         xs = nargs == 2 ? (arg(1),) : nargs == 3 ? (arg(1), arg(2)) : Tuple(map(arg, 1:nargs-1))
-        kind, answer = without_gil() do  # answer: a plain result as it is, else encoded
-            kind, result = call_function(h, fid, xs, (), nothing)
-            kind == REPLY && result isa PlainResult ? (kind, result) :
-                encode_outcome(h, kind, result, Encoder())
-        end
-        return answer isa Encoder ? py_bytearray(message_parts(answer), kind) : py_plain(answer)
+        kind, result = without_gil(() -> call_function(h, fid, xs, (), nothing))::Tuple{UInt8,Any}
+        kind == REPLY && result isa PlainResult && return py_plain(result)
+        kind, enc = without_gil(() -> encode_outcome(h, kind, result, Encoder()))
+        return py_bytearray(message_parts(enc), kind)
     catch err
         return bridge_failure(err)
     end
@@ -561,8 +559,11 @@ function plain_arg(o::Ptr{Cvoid})
 end
 
 "A new Python object of a plain result."
-py_plain(x::Nothing) = (py_incref(PY_NONE[]); PY_NONE[])
-py_plain(x::Float64) = py_float(x)
-py_plain(x::Int64) = py_int(x)
-py_plain(x::Bool) = ccall(api(:PyBool_FromLong), Ptr{Cvoid}, (Clong,), x)
-py_plain(x::String) = py_str(x)
+function py_plain(x::PlainResult)
+    # one method, not one per type: a value of the union is not dispatched on at run time
+    x === nothing && return (py_incref(PY_NONE[]); PY_NONE[])
+    x isa Float64 && return py_float(x)
+    x isa Int64 && return py_int(x)
+    x isa Bool && return ccall(api(:PyBool_FromLong), Ptr{Cvoid}, (Clong,), x)
+    return py_str(x::String)
+end
