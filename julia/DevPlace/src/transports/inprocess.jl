@@ -457,12 +457,11 @@ function julia_on_op(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::
         fid, op = (UInt64(ccall(api(:PyLong_AsLongLong), Clonglong, (Ptr{Cvoid},),
                                 unsafe_load(args, i))) for i in 1:2)
         live = LiveOp(unsafe_load(args, 3))
-        kind, answer = without_gil() do  # answer: a String as it is, else encoded
-            kind, result = call_function(h, fid, (make_handle(h, op),), (), live)
-            kind == REPLY && result isa String ? (kind, result) :
-                encode_outcome(h, kind, result, Encoder())
-        end
-        return answer isa String ? py_str(answer) : py_bytearray(message_parts(answer), kind)
+        kind, result =
+            without_gil(() -> call_function(h, fid, (make_handle(h, op),), (), live))::Tuple{UInt8,Any}
+        kind == REPLY && result isa String && return py_str(result)
+        encoded_kind, enc = without_gil(() -> encode_outcome(h, kind, result, Encoder()))
+        return py_bytearray(message_parts(enc), encoded_kind)
     catch err
         return bridge_failure(err)
     end
@@ -506,8 +505,8 @@ function julia_call(self::Ptr{Cvoid}, args::Ptr{Ptr{Cvoid}}, nargs::Cssize_t)::P
         xs = nargs == 2 ? (arg(1),) : nargs == 3 ? (arg(1), arg(2)) : Tuple(map(arg, 1:nargs-1))
         kind, result = without_gil(() -> call_function(h, fid, xs, (), nothing))::Tuple{UInt8,Any}
         kind == REPLY && result isa PlainResult && return py_plain(result)
-        kind, enc = without_gil(() -> encode_outcome(h, kind, result, Encoder()))
-        return py_bytearray(message_parts(enc), kind)
+        encoded_kind, enc = without_gil(() -> encode_outcome(h, kind, result, Encoder()))
+        return py_bytearray(message_parts(enc), encoded_kind)
     catch err
         return bridge_failure(err)
     end
