@@ -153,6 +153,7 @@ function measure_round(n, bfgs_iterations)
     py_values = pycall(py.aligned, PyObject, values)
     times[NEW_ARRAYS] = (best(() -> per_call(() -> copyto!(similar(values), values), 20)),
                          best(() -> py.time_new_arrays(py_values, 20)))
+    GC.gc()  # its garbage collected now, not inside the next round's timings
     times["device function (extra per op)"] =
         (extra_per_op(() -> build(n), () -> build_with_device_function(n)),
          extra_per_op(() -> py.build(n), () -> py.build_with_device_function(n)))
