@@ -352,3 +352,31 @@ def test_using_starts_the_host_in_the_background_and_the_first_call_uses_it(
     assert julia.expect("STARTED ") == "true"
     assert julia.expect("FIRST ") == "6.0 true"
     assert julia.finish() == 0
+
+
+PRESTART_INPROCESS = """
+ticks = Ref(0)  # another task, as the REPL's: it runs while TensorFlow loads and Julia compiles
+ticker = @async while DevPlace.HOST[] === nothing
+    ticks[] += 1
+    sleep(0.05)
+end
+t = time()
+while DevPlace.HOST[] === nothing && time() - t < 90
+    sleep(0.1)
+end
+h = DevPlace.HOST[]
+println("STARTED ", h isa DevPlace.Transports.InProcess, " ticks ", ticks[] > 1)
+println("FIRST ", run(Session(), constant(2.0) * 3.0), " ", DevPlace.HOST[] === h)
+"""
+
+
+def test_in_process_using_loads_tensorflow_in_the_background_and_other_tasks_run_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """In process the background task starts Python, compiles the bridge while TensorFlow
+    loads on Python's thread (yielding between methods), and starts the peer once it has
+    loaded: the first call finds it, and other tasks ran all along."""
+    julia = JuliaScript(PRESTART_INPROCESS, tmp_path, transport="inprocess")
+    assert julia.expect("STARTED ") == "true ticks true"
+    assert julia.expect("FIRST ") == "6.0 true"
+    assert julia.finish() == 0

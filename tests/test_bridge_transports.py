@@ -32,10 +32,14 @@ NOTICE = "DevPlace: Python runs in a process of its own, not in Julia's: "
 
 
 def run_check(
-    julia: list[str], tmp_path: Path, transport: str = "auto", env: dict[str, str] | None = None
+    julia: list[str],
+    tmp_path: Path,
+    transport: str = "auto",
+    env: dict[str, str] | None = None,
+    code: str = CHECK,
 ) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "check.jl"
-    script.write_text(CHECK, encoding="utf-8")
+    script.write_text(code, encoding="utf-8")
     return subprocess.run(
         [*julia, f"--project={PROJECT}", str(script)],
         cwd=tmp_path,
@@ -125,6 +129,21 @@ def test_a_library_failing_under_deepbind_leaves_tensorflow_to_the_host_process(
     assert "TensorFlow did not load in Julia's process (OSError: libdevplace_test_cudnn.so.9" in (
         done.stderr
     )
+    # asked for explicitly, in process is an error on the first call, also where the start in
+    # the background (while the script sleeps, as a REPL waits) found the failure first
+    waits = CHECK.replace(
+        "using DevPlace\n",
+        "using DevPlace\nt = time()\n"
+        "while isempty(DevPlace.Transports.REFUSED[]) && time() - t < 120\n"
+        "    sleep(0.1)\nend\n",
+    )
+    for code in (CHECK, waits):
+        asked = run_check([require_julia()], tmp_path, "inprocess", {"PYTHONPATH": path}, code=code)
+        assert asked.returncode != 0 and not lines(asked, "VALUE"), asked.stdout
+        assert "DevPlace cannot run Python in Julia's process: TensorFlow did not load" in (
+            asked.stderr
+        )
+        assert "set_transport(:process)" in asked.stderr
 
 
 def static_python() -> tuple[str, str]:

@@ -119,6 +119,40 @@ def bfgs(sess: Any, loss: Any, iterations: int, sink: str) -> float:
         return time.perf_counter() - t
 
 
+def apply_per_op(spec: Any, n: int = 5000) -> float:
+    """Seconds per op that TensorFlow's application of the device scope `spec` (None: a scope
+    of no device) takes, alone: `Graph._apply_device_functions` on `n` ops already built."""
+    graph = tf.Graph()
+    with graph.as_default():
+        ops = [tf.constant(1.0).op for _ in range(n)]
+        with graph.device(spec):
+            t = time.perf_counter()
+            for op in ops:
+                graph._apply_device_functions(op)
+            return (time.perf_counter() - t) / n
+
+
+class Timed:
+    """`fn` (a device function) timed: the seconds inside it per call, while a graph is built."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __call__(self, op: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return self.fn(op)
+        finally:
+            self.seconds += time.perf_counter() - t
+            self.calls += 1
+
+    def per_call(self) -> float:
+        """Seconds per call so far."""
+        return self.seconds / max(self.calls, 1)
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     build(50)  # warm up

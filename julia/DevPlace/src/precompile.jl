@@ -1,32 +1,49 @@
-# Type inference for the request path, cached when DevPlace is precompiled, so that the first
-# call does not spend seconds compiling the bridge (benchmarks/bridge/startup.jl).
+# The request path compiled ahead of the first call: its type inference cached when DevPlace is
+# precompiled, and in process its native code made while TensorFlow loads on Python's thread
+# (Julia 1.5 caches no native code: the first call would spend a second or two compiling the
+# bridge after TensorFlow's import instead of beside it; benchmarks/bridge/startup.jl).
 
-for T in (Tuple{}, Tuple{String}, Tuple{PyObject}, Tuple{PyObject,String},
-          Tuple{PyObject,Tuple{}}, Tuple{PyObject,Tuple{Float64}}, Tuple{PyObject,Tuple{PyObject}},
-          Tuple{PyObject,Tuple{PyObject,PyObject}}, Tuple{PyObject,Tuple{Float64},PyDict},
-          Tuple{PyObject,Tuple{String,PyObject,PyObject}})
-    precompile(request, (UInt8, T))
-    precompile(roundtrip, (UInt8, T))
-    precompile(encode!, (Encoder, Host, T))
-    precompile(encode!, (Encoder, InProcess, T))
-    precompile(exchange, (InProcess, UInt8, T))
+"""
+    precompile_bridge(peers = (Host, InProcess), between = () -> nothing) -> Vector
+
+Compile the request path for the peer types `peers` and the first calls most programs make
+(`constant`, `Session`, `run`), calling `between()` after each method (`yield` lets other tasks
+run meanwhile). Returns the signatures that named no method (none, unless one was renamed).
+"""
+function precompile_bridge(peers = (Host, InProcess), between = () -> nothing)
+    missed = Any[]
+    compile(f, types) = (precompile(f, types) || push!(missed, (f, types)); between())
+    for T in (Tuple{}, Tuple{String}, Tuple{PyObject}, Tuple{PyObject,String},
+              Tuple{PyObject,Tuple{}}, Tuple{PyObject,Tuple{Float64}},
+              Tuple{PyObject,Tuple{PyObject}}, Tuple{PyObject,Tuple{PyObject,PyObject}},
+              Tuple{PyObject,Tuple{Float64},PyDict}, Tuple{PyObject,Tuple{String,PyObject,PyObject}},
+              Tuple{PyObject,Tuple{Float64},typeof(pairs((dtype = Float64,)))})
+        compile(request, (UInt8, T))
+        compile(roundtrip, (UInt8, T))
+        foreach(P -> compile(encode!, (Encoder, P, T)), peers)
+        InProcess in peers && compile(exchange, (InProcess, UInt8, T))
+    end
+    if Host in peers
+        foreach(((f, types),) -> compile(f, types), (
+            (host, ()), (spawn_host, ()), (await_hello, (Host,)), (wait_reply, (Host, UInt32)),
+            (serve_callback, (Host, UInt32, Vector{UInt8})), (send, (Host, UInt8, UInt32, Vector{Any})),
+            (decode_value, (Vector{UInt8}, Host)), (decode_value, (Vector{UInt8},)),
+            (read_frame, (FramePipes,)), (write_frame, (FramePipes, UInt8, UInt32, Vector{Any})),
+            (python_error, (Host, Tuple{String,String,String,Nothing})), (prestart_host, ()),
+            (python_command, ()), (host_lost!, (Host,))))
+    end
+    if InProcess in peers
+        foreach(((f, types),) -> compile(f, types), (
+            (take_answer, (InProcess, Ptr{Cvoid})), (julia_entry, (Ptr{Cvoid}, Ptr{Cvoid})),
+            (julia_on_op, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t)),
+            (run_fetch, (InProcess, UInt64, UInt64)), (run_callback, (InProcess, Vector{UInt8}, Encoder)),
+            (answered, (InProcess, UInt8, PyObject)), (answered, (InProcess, UInt8, Float64)),
+            (encode!, (Encoder, InProcess, Type{Float64})), (host_pid, ())))
+    end
+    foreach(((f, types),) -> compile(f, types), (
+        (constant, (Float64,)), (Session, ()), (run, (PyObject, PyObject)),
+        (release_later, (PyObject,))))
+    return missed
 end
-precompile(host, ())
-precompile(spawn_host, ())
-precompile(await_hello, (Host,))
-precompile(wait_reply, (Host, UInt32))
-precompile(serve_callback, (Host, UInt32, Vector{UInt8}))
-precompile(send, (Host, UInt8, UInt32, Vector{Any}))
-precompile(decode_value, (Vector{UInt8}, Host))
-precompile(decode_value, (Vector{UInt8},))
-precompile(read_frame, (FramePipes,))
-precompile(write_frame, (FramePipes, UInt8, UInt32, Vector{Any}))
-precompile(python_error, (Host, Tuple{String,String,String,Nothing}))
-precompile(prestart_host, ())
-precompile(python_command, ())
-precompile(host_lost!, (Host,))
-precompile(take_answer, (InProcess, Ptr{Cvoid}))
-precompile(julia_entry, (Ptr{Cvoid}, Ptr{Cvoid}))
-precompile(julia_on_op, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t))
-precompile(run_fetch, (InProcess, UInt64, UInt64))
-precompile(run_callback, (InProcess, Vector{UInt8}, Encoder))
+
+precompile_bridge()

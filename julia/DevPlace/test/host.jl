@@ -152,3 +152,10 @@ end end
         @test echo(2) == 2  # the next call starts a fresh host
     end
 end
+
+@testset "the bridge's precompile list names only methods that exist" begin
+    # compiled while TensorFlow loads (in process) and cached when DevPlace is precompiled: a
+    # renamed function or changed signature would silently compile nothing
+    @test isempty(D.precompile_bridge())
+    @test D.Transports.WHILE_TF_LOADS[] === D.precompile_bridge
+end

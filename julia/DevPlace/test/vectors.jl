@@ -70,3 +70,17 @@ end
     @test_throws ArgumentError D.encode_value(big(2)^70)
     @test_throws ArgumentError D.encode_value(Any[1 2; 3 4])
 end
+
+@testset "a direct vector of fetches has the element type decoding gives it" begin
+    # in process `plain_vector` finds the element type from the Python types present, by table
+    # (PLAIN_VECTORS); decoding a message gets it from `narrow`: the two must agree for every
+    # set of types, whatever their order
+    samples = (nothing, 2.5, 3, true)
+    for mask in 1:(1 << length(samples)) - 1
+        values = Any[x for (k, x) in enumerate(samples) if mask & (1 << (k - 1)) != 0]
+        for v in (values, reverse(values))
+            @test eltype(D.Transports.PLAIN_VECTORS[mask + 1]) == eltype(D.Codec.narrow(v))
+        end
+    end
+    @test D.Transports.PLAIN_TYPES == typeof.(samples)
+end

@@ -47,16 +47,23 @@ in_process_wanted() = TRANSPORT[] != :process && isempty(REFUSED[])
     refuse_inprocess!(why)
 
 Python cannot run in this process (`why`): from now on the host process serves, said once on
-stderr; an error if `:inprocess` was asked for explicitly.
+stderr; where `:inprocess` was asked for explicitly, an error now and on each start after
+(`check_refused`: also where the start in the background found it).
 """
 function refuse_inprocess!(why::AbstractString)
     REFUSED[] = why
-    TRANSPORT[] == :inprocess && throw(HostError(string(
-        "DevPlace cannot run Python in Julia's process: ", why, ". Hint: ",
-        "DevPlace.set_transport(:process) (or ENV[\"DEVPLACE_TRANSPORT\"] = \"process\") ",
-        "runs it in a process of its own.")))
+    check_refused()
     println(stderr, "DevPlace: Python runs in a process of its own, not in Julia's: ", why,
             ". (ENV[\"DEVPLACE_TRANSPORT\"] = \"process\" chooses that without this line.)")
+    return nothing
+end
+
+"Throw why Python cannot run in this process, where `:inprocess` was asked for explicitly."
+function check_refused()
+    TRANSPORT[] == :inprocess && !isempty(REFUSED[]) && throw(HostError(string(
+        "DevPlace cannot run Python in Julia's process: ", REFUSED[], ". Hint: ",
+        "DevPlace.set_transport(:process) (or ENV[\"DEVPLACE_TRANSPORT\"] = \"process\") ",
+        "runs it in a process of its own.")))
     return nothing
 end
 
@@ -131,10 +138,36 @@ end
 """
     prestart_inprocess()
 
-Start Python and TensorFlow's import in the background (`prestart_host`); a reason not to run
-in process shows now, the rest on first use.
+Start Python and TensorFlow's import in the background (`prestart_host`), compile the bridge's
+first calls meanwhile, and start the peer once TensorFlow has loaded; a reason not to run in
+process shows now.
 """
-prestart_inprocess() = start_python() || spawn_host()
+function prestart_inprocess()
+    start_python() || return spawn_host()
+    WHILE_TF_LOADS[]((InProcess,), yield)  # a REPL stays responsive: other tasks run between
+    deadline = time() + START_TIMEOUT[]
+    while python_loading() && time() < deadline
+        sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
+    end
+    return start_inprocess()
+end
+
+"Is Python's thread still importing TensorFlow and devplace?"
+python_loading() = with_gil() do
+    loading = py_getattr(PY_MODULE[], "loading")
+    r = checked(py_call(loading), "asking whether TensorFlow has loaded")
+    py_decref(loading)
+    still = r == PY_TRUE[]
+    py_decref(r)
+    return still
+end
+
+"""
+Julia's work while TensorFlow loads on Python's thread: DevPlace's `precompile_bridge` (set by
+its `__init__`), called with the peer types and a function to call between its steps. Julia
+1.5 keeps no native code between sessions: compiled beside the import, not after it.
+"""
+const WHILE_TF_LOADS = Ref{Function}((peers, between) -> nothing)
 
 """
     start_inprocess() -> Peer
@@ -144,6 +177,7 @@ seconds), or a host process where Python cannot run here (said why).
 """
 function start_inprocess()
     start_python() || return spawn_host()
+    WHILE_TF_LOADS[]((InProcess,), () -> nothing)  # quick where `prestart_inprocess` did it
     why = with_gil() do
         ready = py_getattr(PY_MODULE[], "ready")
         r = checked(py_call(ready, py_float(START_TIMEOUT[])), "loading TensorFlow")

@@ -83,7 +83,10 @@ function start_host()
     disable_sigint() do
         lock(HOST_LOCK) do
             h = HOST[]
-            (h === nothing || !h.alive) && (h = in_process_wanted() ? start_inprocess() : spawn_host())
+            if h === nothing || !h.alive
+                check_refused()
+                h = in_process_wanted() ? start_inprocess() : spawn_host()
+            end
             h.pid == 0 ? await_hello(h) : h
         end
     end

@@ -479,6 +479,11 @@ def load(names: Sequence[str]) -> None:
     _LOADER = _Loader(names)
 
 
+def loading() -> bool:
+    """Is `load` still importing? (Julia waits for it without blocking its other tasks.)"""
+    return _LOADER is not None and _LOADER.thread.is_alive()
+
+
 def ready(timeout: float) -> str | None:
     """Wait up to `timeout` seconds for `load`: None once loaded, else why not (one line)."""
     assert _LOADER is not None, "load() first"
