@@ -33,7 +33,7 @@ def test_readme_profiles_and_reports_one_fetch_built_once():
 
 def test_readme_says_where_commands_live_before_using_them():
     two_commands = README.split("## Two commands", 1)[1].split("\n## ", 1)[0]
-    assert "`make setup`" in two_commands and "about 40 minutes" in two_commands
+    assert "`make setup`" in two_commands and "about 50 minutes" in two_commands
     assert README.index(".venv/bin/devplace") < README.index("`devplace devices`")
     julia = README.split("## Julia", 1)[1]
     assert julia.index("`make setup` (and `make test`; `make demo` sets up only Python)") < 200
