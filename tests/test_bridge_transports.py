@@ -146,6 +146,44 @@ def test_a_library_failing_under_deepbind_leaves_tensorflow_to_the_host_process(
         assert "set_transport(:process)" in asked.stderr
 
 
+SLOW_SHIM = """
+# A TensorFlow that takes two minutes to load in Julia's process (under RTLD_DEEPBIND), at once
+# in the host process.
+import os, sys, time
+if sys.getdlopenflags() & os.RTLD_DEEPBIND:
+    time.sleep(120)
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+del sys.modules["tensorflow"]
+import tensorflow
+"""
+
+
+def test_tensorflow_loading_past_the_start_timeout_leaves_it_to_the_host_process(
+    tmp_path: Path,
+) -> None:
+    """The start-up's bound holds whether the background start or the first call waits for the
+    import (the script sleeps first, as a REPL waits for input): one bound, not one each."""
+    shim = tmp_path / "shim" / "tensorflow"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(SLOW_SHIM, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
+    code = (
+        CHECK.replace(
+            "using DevPlace\n",
+            "using DevPlace\nDevPlace.START_TIMEOUT[] = 20.0\nt = time()\nsleep(2)\n",
+        )
+        + 'println("SECONDS ", round(Int, time() - t))\n'
+    )
+    done = run_check([require_julia()], tmp_path, env={"PYTHONPATH": path}, code=code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    assert lines(done, "TRANSPORT") == ["process"]
+    assert done.stderr.count(NOTICE) == 1, done.stderr
+    assert "(loading TensorFlow took longer than 20 s)" in done.stderr
+    assert int(lines(done, "SECONDS")[0]) < 36  # 20 s, then the host's start; not 40 s
+
+
 def static_python() -> tuple[str, str]:
     """A Python of the venv's version (so the venv's packages load in it) other than the venv's,
     and the shared libpython it would be loaded from; skip if this machine has none."""

@@ -145,7 +145,7 @@ process shows now.
 function prestart_inprocess()
     start_python() || return spawn_host()
     WHILE_TF_LOADS[]((InProcess,), yield)  # a REPL stays responsive: other tasks run between
-    deadline = time() + START_TIMEOUT[]
+    deadline = time() + START_TIMEOUT[]  # `ready` (in `start_inprocess`) keeps to it too
     while python_loading() && time() < deadline
         sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
     end

@@ -455,6 +455,7 @@ class _Loader:
 
     def __init__(self, names: Sequence[str]) -> None:
         self.error: BaseException | None = None
+        self.started = time.monotonic()
         self.thread = threading.Thread(target=self._load, args=(names,), name="devplace-load")
         self.thread.daemon = True
         self.thread.start()
@@ -485,9 +486,10 @@ def loading() -> bool:
 
 
 def ready(timeout: float) -> str | None:
-    """Wait up to `timeout` seconds for `load`: None once loaded, else why not (one line)."""
+    """Wait for `load` until `timeout` seconds after it began (however long Julia waited for
+    it before, without blocking its other tasks): None once loaded, else why not (one line)."""
     assert _LOADER is not None, "load() first"
-    _LOADER.thread.join(timeout)
+    _LOADER.thread.join(max(0.0, _LOADER.started + timeout - time.monotonic()))
     if _LOADER.thread.is_alive():
         return f"loading TensorFlow took longer than {timeout:g} s"
     if _LOADER.error is not None:
