@@ -102,11 +102,11 @@ def test_without_gccs_unwinder_first_the_host_process_serves_and_says_why(tmp_pa
 
 
 SHIM = """
-# A TensorFlow whose libraries cannot load under RTLD_DEEPBIND (as CUDA's might on a GPU
-# machine): it loads a library that does not exist when imported so, else the real TensorFlow.
-import ctypes, os, sys
+# A TensorFlow that misbehaves when imported in Julia's process (under RTLD_DEEPBIND), else the
+# real TensorFlow.
+import ctypes, os, sys, time
 if sys.getdlopenflags() & os.RTLD_DEEPBIND:
-    ctypes.CDLL("libdevplace_test_cudnn.so.9")  # OSError: cannot open shared object file
+    {misbehave}
 _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 del sys.modules["tensorflow"]
@@ -114,13 +114,20 @@ import tensorflow
 """
 
 
+def shimmed_tensorflow(tmp_path: Path, misbehave: str) -> str:
+    """A PYTHONPATH whose TensorFlow runs `misbehave` (a line of Python) first when imported in
+    Julia's process."""
+    shim = tmp_path / "shim" / "tensorflow"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(SHIM.format(misbehave=misbehave), encoding="utf-8")
+    return os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
+
+
 def test_a_library_failing_under_deepbind_leaves_tensorflow_to_the_host_process(
     tmp_path: Path,
 ) -> None:
-    shim = tmp_path / "shim" / "tensorflow"
-    shim.mkdir(parents=True)
-    (shim / "__init__.py").write_text(SHIM, encoding="utf-8")
-    path = os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
+    # a library that cannot load so, as CUDA's might on a GPU machine (OSError)
+    path = shimmed_tensorflow(tmp_path, 'ctypes.CDLL("libdevplace_test_cudnn.so.9")')
     done = run_check([require_julia()], tmp_path, env={"PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-3000:]
     assert lines(done, "VALUE") == ["[3.0, 6.0]"]
@@ -146,28 +153,12 @@ def test_a_library_failing_under_deepbind_leaves_tensorflow_to_the_host_process(
         assert "set_transport(:process)" in asked.stderr
 
 
-SLOW_SHIM = """
-# A TensorFlow that takes two minutes to load in Julia's process (under RTLD_DEEPBIND), at once
-# in the host process.
-import os, sys, time
-if sys.getdlopenflags() & os.RTLD_DEEPBIND:
-    time.sleep(120)
-_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-del sys.modules["tensorflow"]
-import tensorflow
-"""
-
-
 def test_tensorflow_loading_past_the_start_timeout_leaves_it_to_the_host_process(
     tmp_path: Path,
 ) -> None:
     """The start-up's bound holds whether the background start or the first call waits for the
     import (the script sleeps first, as a REPL waits for input): one bound, not one each."""
-    shim = tmp_path / "shim" / "tensorflow"
-    shim.mkdir(parents=True)
-    (shim / "__init__.py").write_text(SLOW_SHIM, encoding="utf-8")
-    path = os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
+    path = shimmed_tensorflow(tmp_path, "time.sleep(120)")  # two minutes in Julia's process
     code = (
         CHECK.replace(
             "using DevPlace\n",
