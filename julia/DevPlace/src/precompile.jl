@@ -23,26 +23,24 @@ function precompile_bridge(peers = (Host, InProcess), between = () -> nothing)
         foreach(P -> compile(encode!, (Encoder, P, T)), peers)
         InProcess in peers && compile(exchange, (InProcess, UInt8, T))
     end
-    if Host in peers
-        foreach(((f, types),) -> compile(f, types), (
-            (host, ()), (spawn_host, ()), (await_hello, (Host,)), (wait_reply, (Host, UInt32)),
-            (serve_callback, (Host, UInt32, Vector{UInt8})), (send, (Host, UInt8, UInt32, Vector{Any})),
-            (decode_value, (Vector{UInt8}, Host)), (decode_value, (Vector{UInt8},)),
-            (read_frame, (FramePipes,)), (write_frame, (FramePipes, UInt8, UInt32, Vector{Any})),
-            (python_error, (Host, Tuple{String,String,String,Nothing})), (prestart_host, ()),
-            (python_command, ()), (host_lost!, (Host,))))
+    calls = Any[(constant, (Float64,)), (Session, ()), (run, (PyObject, PyObject)),
+                (release_later, (PyObject,))]
+    Host in peers && append!(calls, (
+        (host, ()), (spawn_host, ()), (await_hello, (Host,)), (wait_reply, (Host, UInt32)),
+        (serve_callback, (Host, UInt32, Vector{UInt8})), (send, (Host, UInt8, UInt32, Vector{Any})),
+        (decode_value, (Vector{UInt8}, Host)), (decode_value, (Vector{UInt8},)),
+        (read_frame, (FramePipes,)), (write_frame, (FramePipes, UInt8, UInt32, Vector{Any})),
+        (python_error, (Host, Tuple{String,String,String,Nothing})), (prestart_host, ()),
+        (python_command, ()), (host_lost!, (Host,))))
+    InProcess in peers && append!(calls, (
+        (take_answer, (InProcess, Ptr{Cvoid})), (julia_entry, (Ptr{Cvoid}, Ptr{Cvoid})),
+        (julia_on_op, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t)),
+        (run_fetch, (InProcess, UInt64, UInt64)), (run_callback, (InProcess, Vector{UInt8}, Encoder)),
+        (answered, (InProcess, UInt8, PyObject)), (answered, (InProcess, UInt8, Float64)),
+        (encode!, (Encoder, InProcess, Type{Float64})), (host_pid, ())))
+    for (f, types) in calls
+        compile(f, types)
     end
-    if InProcess in peers
-        foreach(((f, types),) -> compile(f, types), (
-            (take_answer, (InProcess, Ptr{Cvoid})), (julia_entry, (Ptr{Cvoid}, Ptr{Cvoid})),
-            (julia_on_op, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Cssize_t)),
-            (run_fetch, (InProcess, UInt64, UInt64)), (run_callback, (InProcess, Vector{UInt8}, Encoder)),
-            (answered, (InProcess, UInt8, PyObject)), (answered, (InProcess, UInt8, Float64)),
-            (encode!, (Encoder, InProcess, Type{Float64})), (host_pid, ())))
-    end
-    foreach(((f, types),) -> compile(f, types), (
-        (constant, (Float64,)), (Session, ()), (run, (PyObject, PyObject)),
-        (release_later, (PyObject,))))
     return missed
 end
 

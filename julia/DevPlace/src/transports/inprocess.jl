@@ -145,21 +145,33 @@ process shows now.
 function prestart_inprocess()
     start_python() || return spawn_host()
     WHILE_TF_LOADS[]((InProcess,), yield)  # a REPL stays responsive: other tasks run between
-    deadline = time() + START_TIMEOUT[]  # `ready` (in `start_inprocess`) keeps to it too
-    while python_loading() && time() < deadline
+    while python_loading()
         sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
     end
     return start_inprocess()
 end
 
-"Is Python's thread still importing TensorFlow and devplace?"
+"Is Python's thread still importing TensorFlow and devplace, within `START_TIMEOUT` of its start?"
 python_loading() = with_gil() do
-    loading = py_getattr(PY_MODULE[], "loading")
-    r = checked(py_call(loading), "asking whether TensorFlow has loaded")
-    py_decref(loading)
+    r = module_call("loading", "asking whether TensorFlow has loaded", py_float(START_TIMEOUT[]))
     still = r == PY_TRUE[]
     py_decref(r)
     return still
+end
+
+"""
+    module_call(name, doing, args...) -> PyObject*
+
+`name(args...)` of the Python module of this transport (the GIL held): its result, checked
+(`doing` names the step in the error). The arguments are new references, taken by the call.
+"""
+function module_call(name::String, doing::String, args::Ptr{Cvoid}...)
+    f = py_getattr(PY_MODULE[], name)
+    try
+        return checked(py_call(f, args...), doing)
+    finally
+        py_decref(f)
+    end
 end
 
 """
@@ -177,11 +189,9 @@ seconds), or a host process where Python cannot run here (said why).
 """
 function start_inprocess()
     start_python() || return spawn_host()
-    WHILE_TF_LOADS[]((InProcess,), () -> nothing)  # quick where `prestart_inprocess` did it
+    python_loading() && WHILE_TF_LOADS[]((InProcess,), () -> nothing)  # a script's first call
     why = with_gil() do
-        ready = py_getattr(PY_MODULE[], "ready")
-        r = checked(py_call(ready, py_float(START_TIMEOUT[])), "loading TensorFlow")
-        py_decref(ready)
+        r = module_call("ready", "loading TensorFlow", py_float(START_TIMEOUT[]))
         text = r == PY_NONE[] ? nothing : unsafe_string(ccall(api(:PyUnicode_AsUTF8), Ptr{UInt8},
                                                               (Ptr{Cvoid},), r))
         py_decref(r)
@@ -191,11 +201,9 @@ function start_inprocess()
                                                  why, ")")); return spawn_host())
     GENERATION[] += 1
     h = with_gil() do
-        start = py_getattr(PY_MODULE[], "start")
         builtins = (PY_JULIA[], PY_JULIA_ON_OP[], PY_JULIA_CALL[])
         foreach(py_incref, builtins)  # the argument tuple takes these
-        peer = checked(py_call(start, builtins..., py_int(BIG_PART)), "starting the peer")
-        py_decref(start)
+        peer = module_call("start", "starting the peer", builtins..., py_int(BIG_PART))
         InProcess(gen = GENERATION[], peer = peer)
     end
     take_releases(h.gen)

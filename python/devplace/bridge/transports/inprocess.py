@@ -480,9 +480,14 @@ def load(names: Sequence[str]) -> None:
     _LOADER = _Loader(names)
 
 
-def loading() -> bool:
-    """Is `load` still importing? (Julia waits for it without blocking its other tasks.)"""
-    return _LOADER is not None and _LOADER.thread.is_alive()
+def loading(timeout: float) -> bool:
+    """Is `load` still importing, less than `timeout` seconds after it began? (Julia waits so,
+    without blocking its other tasks, before `ready`.)"""
+    return (
+        _LOADER is not None
+        and _LOADER.thread.is_alive()
+        and time.monotonic() < _LOADER.started + timeout
+    )
 
 
 def ready(timeout: float) -> str | None:
