@@ -142,7 +142,7 @@ function __init__()
     SHM_DIR[] = get(ENV, "DEVPLACE_SHM_DIR", SHM_DIR[])
     SHM_MIN[] = parse(Int, get(ENV, "DEVPLACE_SHM_MIN", string(SHM_MIN[])))
     atexit(() -> (stop_host(wait = false); retire_outbox(); finish_python()))
-    Transports.WHILE_TF_LOADS[] = precompile_bridge
+    Transports.COMPILE_BRIDGE[] = precompile_bridge
     get(ENV, "DEVPLACE_PRESTART", "1") == "0" || @async prestart_host()
 end
 

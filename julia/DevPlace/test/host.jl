@@ -157,5 +157,5 @@ end
     # compiled while TensorFlow loads (in process) and cached when DevPlace is precompiled: a
     # renamed function or changed signature would silently compile nothing
     @test isempty(D.precompile_bridge())
-    @test D.Transports.WHILE_TF_LOADS[] === D.precompile_bridge
+    @test D.Transports.COMPILE_BRIDGE[] === D.precompile_bridge
 end

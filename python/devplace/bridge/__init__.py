@@ -16,7 +16,8 @@ Modules:
 - `peer`: what Julia's messages mean, whatever carries them: the handle table, the codec's
   context, the answer to a request, callbacks into Julia (`Peer`)
 - `transports`: what carries them: `host` (the host process's loop over pipes), `shm` (its
-  shared memory), `inprocess` (Julia's own process)
+  shared memory), `inprocess` (Julia's own process), `startup` (Python's start and exit
+  there)
 - `handles`: Python objects Julia holds by number
 - `callbacks`: Julia callables seen from Python, and Julia exceptions raised through them
 - `error_text`: what Julia is shown of a Python exception: short, a hint, the full text kept
@@ -28,7 +29,16 @@ Modules:
 - `adcme`: ADCME's rules that need several TF ops, one module per DevPlace.jl `src/adcme/` file
 """
 
-from devplace.bridge.callbacks import CallbackDepthError, JuliaError, JuliaFunction
-from devplace.bridge.transports.host import PROTOCOL_VERSION, Host
+from devplace.core._lazy import lazy_attributes
 
+# Loaded on first use: Julia's process imports `transports.startup` (standard library only)
+# through this package before numpy and TensorFlow load.
+_LAZY = {
+    "CallbackDepthError": "devplace.bridge.callbacks",
+    "JuliaError": "devplace.bridge.callbacks",
+    "JuliaFunction": "devplace.bridge.callbacks",
+    "PROTOCOL_VERSION": "devplace.bridge.transports.host",
+    "Host": "devplace.bridge.transports.host",
+}
 __all__ = ["PROTOCOL_VERSION", "CallbackDepthError", "Host", "JuliaError", "JuliaFunction"]
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

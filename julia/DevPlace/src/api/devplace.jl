@@ -46,7 +46,8 @@ end
 const DP_FUNCTIONS = Dict{String,PyObject}()
 
 function dpfunction(name::String)
-    get!(() -> attribute(DP_MODULE, name), DP_FUNCTIONS, name)
+    f = get(DP_FUNCTIONS, name, nothing)  # not `get!` with a closure: compiled ahead, as a whole
+    return f === nothing ? (DP_FUNCTIONS[name] = attribute(DP_MODULE, name)) : f
 end
 
 dpcall(name::String, args...; kwargs...) = call_python(dpfunction(name), name, args, kwargs)

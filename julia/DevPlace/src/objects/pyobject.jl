@@ -177,7 +177,8 @@ function getattribute(o::PyObject, name::String)
     lz = getfield(o, :lazy)
     lz === nothing && return request(OP_GETATTR, (o, name))
     resolve_lazy(o)
-    return get!(() -> request(OP_GETATTR, (o, name)), lz.attributes, name)
+    known = get(lz.attributes, name, nothing)  # not `get!` with a closure: compiled ahead
+    return known === nothing ? (lz.attributes[name] = request(OP_GETATTR, (o, name))) : known
 end
 
 function Base.setproperty!(o::PyObject, s::Symbol, v)

@@ -31,29 +31,28 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
         if name and os.path.isfile(os.path.join(folder, name)):
             lib = os.path.join(folder, name)
             break
+path = ([sys.argv[1]] if sys.argv[1] else []) + sys.path[1:]
 print("\\0".join([sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3]]))
-print("\\0".join(sys.path[1:]))
+print("\\0".join(path))
 """
 
 """
-    python_facts(cmd) -> PythonFacts
+    python_facts(py, folder) -> PythonFacts
 
-Ask the interpreter of the host command `cmd` (`python_command()`) about itself; a
-`HostError` naming it if it does not answer.
+Ask the interpreter `py` about itself, `folder` (\"\": none) first on its path; a `HostError`
+naming it if it does not answer (what it said is on stderr). A plain `read` of its output:
+Julia compiles little for it, and this comes before TensorFlow's import can begin.
 """
-function python_facts(cmd::Cmd)
-    py = cmd.exec[1]
-    out = IOBuffer()
-    err = IOBuffer()
-    ok = try
-        success(pipeline(setenv(`$py -c $FACTS_SCRIPT`, cmd.env); stdout = out, stderr = err))
-    catch e
-        false
+function python_facts(py::String, folder::String)
+    out = try
+        read(`$py -c $FACTS_SCRIPT $folder`, String)
+    catch
+        ""
     end
-    lines = split(String(take!(out)), '\n')
-    (ok && length(lines) >= 2) || throw(HostError(string(
-        "could not ask the Python interpreter `", py, "` about itself: ",
-        strip(String(take!(err))), ". ", HINT_PYTHON)))
+    lines = split(out, '\n')
+    length(lines) >= 2 || throw(HostError(string(
+        "could not ask the Python interpreter `", py, "` about itself (what it said, if ",
+        "anything, is above). ", HINT_PYTHON)))
     exe, lib, home, version = split(lines[1], '\0')
     path = filter!(!isempty, String.(split(lines[2], '\0')))
     return PythonFacts(exe, lib, home, path, version)

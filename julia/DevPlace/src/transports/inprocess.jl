@@ -36,7 +36,8 @@ const TRANSPORT = Ref(:auto)  # see `set_transport`
 "Why Python cannot run in this process (\"\" while nothing says it cannot)."
 const REFUSED = Ref("")
 const PY_STARTED = Ref(false)
-const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess
+const PY_STARTUP = Ref(C_NULL)  # devplace.bridge.transports.startup
+const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess (once TensorFlow has loaded)
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
 const PY_JULIA_ON_OP = Ref(C_NULL)  # `julia_on_op` as a Python builtin
 const PY_JULIA_CALL = Ref(C_NULL)  # `julia_call` as a Python builtin
@@ -87,7 +88,7 @@ function start_python()
     isempty(REFUSED[]) || return false
     why = unwinder_obstacle()
     why === nothing || (refuse_inprocess!(why); return false)
-    facts = python_facts(python_command())
+    facts = python_facts(python_interpreter(), python_folder())
     if isempty(facts.libpython)
         refuse_inprocess!(string("`", facts.executable, "` (Python ", facts.version,
                                  ") has no shared libpython"))
@@ -123,15 +124,30 @@ function init_python(facts::PythonFacts)
                   "sys.executable = ", py_literal(facts.executable), "\n",
                   "sys.argv = ['']\n",
                   "sys.stdout.reconfigure(line_buffering=True)\n",
-                  "import devplace.bridge.transports.inprocess as m\n",
-                  "m.load(['devplace.bridge.julia_semantics'])\n")
+                  "import devplace.bridge.transports.startup as s\n",
+                  "s.load(['devplace.bridge.transports.inprocess', 'devplace.bridge.julia_semantics'])\n")
     ccall(api(:PyRun_SimpleString), Cint, (Cstring,), code) == 0 ||
         throw(HostError("setting up Python failed (its error is printed above)"))
+    PY_STARTUP[] = py_import("devplace.bridge.transports.startup")
+    # The GIL is taken for each call: given back before anything else, so that the import on
+    # Python's thread is not held up while Julia compiles.
+    ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())
+    return nothing
+end
+
+"""
+    bind_transport(entries)
+
+Once TensorFlow and devplace have loaded (the GIL held): the Python module of this transport,
+and the builtins through which Python calls Julia, made of the C functions `entries`
+(`julia_entry`, `julia_on_op`, `julia_call`).
+"""
+function bind_transport(entries::NTuple{3,Ptr{Cvoid}})
+    PY_MODULE[] == C_NULL || return nothing
     PY_MODULE[] = py_import("devplace.bridge.transports.inprocess")
-    PY_JULIA[] = py_builtin("julia", julia_entry_pointer(), METH_O)
-    PY_JULIA_ON_OP[] = py_builtin("julia_on_op", julia_on_op_pointer(), METH_FASTCALL)
-    PY_JULIA_CALL[] = py_builtin("julia_call", julia_call_pointer(), METH_FASTCALL)
-    ccall(api(:PyEval_SaveThread), Ptr{Cvoid}, ())  # the GIL is taken for each call
+    PY_JULIA[] = py_builtin("julia", entries[1], METH_O)
+    PY_JULIA_ON_OP[] = py_builtin("julia_on_op", entries[2], METH_FASTCALL)
+    PY_JULIA_CALL[] = py_builtin("julia_call", entries[3], METH_FASTCALL)
     return nothing
 end
 
@@ -144,7 +160,7 @@ process shows now.
 """
 function prestart_inprocess()
     start_python() || return spawn_host()
-    WHILE_TF_LOADS[]((InProcess,), yield)  # a REPL stays responsive: other tasks run between
+    COMPILE_BRIDGE[]((InProcess,), () -> (yield(); python_loading()))  # the REPL stays responsive
     while python_loading()
         sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
     end
@@ -153,20 +169,21 @@ end
 
 "Is Python's thread still importing TensorFlow and devplace, within `START_TIMEOUT` of its start?"
 python_loading() = with_gil() do
-    r = module_call("loading", "asking whether TensorFlow has loaded", py_float(START_TIMEOUT[]))
+    r = module_call(PY_STARTUP[], "loading", "asking whether TensorFlow has loaded",
+                    py_float(START_TIMEOUT[]))
     still = r == PY_TRUE[]
     py_decref(r)
     return still
 end
 
 """
-    module_call(name, doing, args...) -> PyObject*
+    module_call(mod, name, doing, args...) -> PyObject*
 
-`name(args...)` of the Python module of this transport (the GIL held): its result, checked
-(`doing` names the step in the error). The arguments are new references, taken by the call.
+`name(args...)` of Python module `mod` (the GIL held): its result, checked (`doing` names the
+step in the error). The arguments are new references, taken by the call.
 """
-function module_call(name::String, doing::String, args::Ptr{Cvoid}...)
-    f = py_getattr(PY_MODULE[], name)
+function module_call(mod::Ptr{Cvoid}, name::String, doing::String, args::Ptr{Cvoid}...)
+    f = py_getattr(mod, name)
     try
         return checked(py_call(f, args...), doing)
     finally
@@ -176,10 +193,12 @@ end
 
 """
 Julia's work while TensorFlow loads on Python's thread: DevPlace's `precompile_bridge` (set by
-its `__init__`), called with the peer types and a function to call between its steps. Julia
-1.5 keeps no native code between sessions: compiled beside the import, not after it.
+its `__init__`), called with the peer types and a function that says whether to go on (asked
+before each method). Julia 1.5 keeps no native code between sessions: compiled beside the
+import, not after it; what the import leaves no time for compiles when first called, or, after
+a start in the background, between the user's calls (`prestart_host`).
 """
-const WHILE_TF_LOADS = Ref{Function}((peers, between) -> nothing)
+const COMPILE_BRIDGE = Ref{Function}((peers, go_on) -> nothing)
 
 """
     start_inprocess() -> Peer
@@ -189,9 +208,10 @@ seconds), or a host process where Python cannot run here (said why).
 """
 function start_inprocess()
     start_python() || return spawn_host()
-    python_loading() && WHILE_TF_LOADS[]((InProcess,), () -> nothing)  # a script's first call
+    entries = (julia_entry_pointer(), julia_on_op_pointer(), julia_call_pointer())  # compiled now
+    python_loading() && COMPILE_BRIDGE[]((InProcess,), python_loading)  # a script's first call
     why = with_gil() do
-        r = module_call("ready", "loading TensorFlow", py_float(START_TIMEOUT[]))
+        r = module_call(PY_STARTUP[], "ready", "loading TensorFlow", py_float(START_TIMEOUT[]))
         text = r == PY_NONE[] ? nothing : unsafe_string(ccall(api(:PyUnicode_AsUTF8), Ptr{UInt8},
                                                               (Ptr{Cvoid},), r))
         py_decref(r)
@@ -201,9 +221,10 @@ function start_inprocess()
                                                  why, ")")); return spawn_host())
     GENERATION[] += 1
     h = with_gil() do
+        bind_transport(entries)
         builtins = (PY_JULIA[], PY_JULIA_ON_OP[], PY_JULIA_CALL[])
         foreach(py_incref, builtins)  # the argument tuple takes these
-        peer = module_call("start", "starting the peer", builtins..., py_int(BIG_PART))
+        peer = module_call(PY_MODULE[], "start", "starting the peer", builtins..., py_int(BIG_PART))
         InProcess(gen = GENERATION[], peer = peer)
     end
     take_releases(h.gen)
@@ -229,8 +250,8 @@ end
 function finish_python()
     PY_STARTED[] || return nothing
     with_gil() do
-        finish = py_getattr(PY_MODULE[], "finish")
-        py_decref(py_call(finish))
+        finish = py_getattr(PY_STARTUP[], "finish")
+        py_decref(py_call(finish))  # its exit functions say what failed in them
         py_decref(finish)
     end
     return nothing

@@ -57,22 +57,35 @@ The current bound, in seconds, on each wait for the Python host.
 timeout() = TIMEOUT[]
 
 """
+    python_interpreter() -> String
+
+The interpreter DevPlace's Python runs in: `DEVPLACE_PYTHON`, else the project's `.venv`, else
+`python3`.
+"""
+function python_interpreter()
+    py = get(ENV, "DEVPLACE_PYTHON", "")
+    isempty(py) || return py
+    venv = joinpath(REPO_ROOT, ".venv", "bin", "python")
+    isfile(venv) && return venv
+    found = Sys.which("python3")
+    found === nothing && throw(HostError("no Python interpreter found. " * HINT_PYTHON))
+    return found
+end
+
+"The repository's `python/` folder, first on Python's path; \"\" where it holds no devplace."
+python_folder() = (d = joinpath(REPO_ROOT, "python"); isdir(joinpath(d, "devplace")) ? d : "")
+
+"""
     python_command() -> Cmd
 
-The command that starts the host: `DEVPLACE_PYTHON`, else the project's `.venv`, else
-`python3`; the repository's `python/` folder is put on `PYTHONPATH`.
+The command that starts the host: `python_interpreter()` with the repository's `python/` folder
+on `PYTHONPATH`.
 """
 function python_command()
-    py = get(ENV, "DEVPLACE_PYTHON", "")
-    if isempty(py)
-        venv = joinpath(REPO_ROOT, ".venv", "bin", "python")
-        found = Sys.which("python3")
-        py = isfile(venv) ? venv : found === nothing ? "" : found
-        isempty(py) && throw(HostError("no Python interpreter found. " * HINT_PYTHON))
-    end
+    py = python_interpreter()
     env = copy(ENV)
-    pydir = joinpath(REPO_ROOT, "python")
-    if isdir(joinpath(pydir, "devplace"))
+    pydir = python_folder()
+    if !isempty(pydir)
         old = get(env, "PYTHONPATH", "")
         env["PYTHONPATH"] = isempty(old) ? pydir : string(pydir, ":", old)
     end

@@ -55,10 +55,12 @@ is reported by the first call.
 """
 function prestart_host()
     try
-        lock(HOST_LOCK) do  # unless one was started meanwhile
-            GENERATION[] == 0 || return
+        started = lock(HOST_LOCK) do  # unless one was started meanwhile
+            GENERATION[] == 0 || return nothing
             in_process_wanted() ? prestart_inprocess() : spawn_host()
         end
+        # in process, what TensorFlow's import left no time to compile: between the user's calls
+        started isa InProcess && COMPILE_BRIDGE[]((InProcess,), () -> (yield(); true))
     catch err
         err isa HostError || rethrow()
     end
@@ -103,27 +105,28 @@ One request at a time: the calling task holds `HOST_LOCK` until the reply, callb
 requests they make (in the same task) included, so other tasks' requests never come in
 between. The host keeps each task's TensorFlow scopes apart (`switch_task!`).
 """
-roundtrip(op::UInt8, args::Tuple) = with_peer(h -> exchange(h, op, args))
+roundtrip(op::UInt8, args::Tuple) = with_peer(exchange, op, args)  # no closure: compiled ahead
 
 """
-    with_peer(f)
+    with_peer(f, args...)
 
-`f(h)` with the running peer `h` for this task's request (`roundtrip`'s rules: the peer
+`f(h, args...)` with the running peer `h` for this task's request (`roundtrip`'s rules: the peer
 awaited first, Ctrl-C held, `HOST_LOCK` taken, this task's scopes installed).
 """
-function with_peer(f)
+function with_peer(f::F, args::Vararg{Any,N}) where {F,N}  # specialised: compiled with its caller
     host()  # a host still starting is awaited first, where Ctrl-C stops the start
     try
-        return disable_sigint() do
-            lock(HOST_LOCK)
-            try
-                h = host()
-                switch_task!(h)
-                return f(h)
-            finally
-                unlock(HOST_LOCK)
-            end
+        Base.sigatomic_begin()  # Ctrl-C held (`disable_sigint`, without its closure; an
+        lock(HOST_LOCK)         # exception thrown here ends the hold as it unwinds)
+        result = try
+            h = host()
+            switch_task!(h)
+            f(h, args...)
+        finally
+            unlock(HOST_LOCK)
         end
+        Base.sigatomic_end()
+        return result
     finally
         GC.safepoint()  # a Ctrl-C held meanwhile is thrown here, still inside the caller's call
     end

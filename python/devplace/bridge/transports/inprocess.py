@@ -17,17 +17,14 @@ goes to a worker thread, and Julia's thread serves the calls until the run ends.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
-import importlib
 import math
-import os
 import queue
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -450,58 +447,7 @@ def _serve_py_funcs(peer: InProcess) -> None:
     wrap_session_runs(serving)
 
 
-class _Loader:
-    """Imports the modules Julia will need on a thread of its own, while Julia goes on."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.error: BaseException | None = None
-        self.started = time.monotonic()
-        self.thread = threading.Thread(target=self._load, args=(names,), name="devplace-load")
-        self.thread.daemon = True
-        self.thread.start()
-
-    def _load(self, names: Sequence[str]) -> None:
-        try:
-            for name in names:
-                importlib.import_module(name)
-        except BaseException as exc:  # noqa: BLE001 - reported by `ready`
-            self.error = exc
-
-
-_LOADER: _Loader | None = None
 _PEER: InProcess | None = None
-
-
-def load(names: Sequence[str]) -> None:
-    """Start importing `names` (TensorFlow and devplace) with TensorFlow's libraries bound to
-    themselves first (`RTLD_DEEPBIND`), on a thread of its own."""
-    global _LOADER
-    sys.setdlopenflags(os.RTLD_NOW | os.RTLD_DEEPBIND)
-    _LOADER = _Loader(names)
-
-
-def loading(timeout: float) -> bool:
-    """Is `load` still importing, less than `timeout` seconds after it began? (Julia waits so,
-    without blocking its other tasks, before `ready`.)"""
-    return (
-        _LOADER is not None
-        and _LOADER.thread.is_alive()
-        and time.monotonic() < _LOADER.started + timeout
-    )
-
-
-def ready(timeout: float) -> str | None:
-    """Wait for `load` until `timeout` seconds after it began (however long Julia waited for
-    it before, without blocking its other tasks): None once loaded, else why not (one line)."""
-    assert _LOADER is not None, "load() first"
-    _LOADER.thread.join(max(0.0, _LOADER.started + timeout - time.monotonic()))
-    if _LOADER.thread.is_alive():
-        return f"loading TensorFlow took longer than {timeout:g} s"
-    if _LOADER.error is not None:
-        err = _LOADER.error
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        return f"{type(err).__name__}: {first}" if first else type(err).__name__
-    return None
 
 
 def start(
@@ -524,13 +470,3 @@ def start(
         _serve_py_funcs(_PEER)
     _PEER.ctrl_c = _CtrlC(_PEER)
     return _PEER
-
-
-def finish() -> None:
-    """Julia exits: run Python's exit functions now, while Julia's IO still works, and flush."""
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
