@@ -4,6 +4,7 @@ DevPlace.jl's own suite runs the whole transport (test_bridge_julia.py, both tra
 
 from __future__ import annotations
 
+import ast
 import ctypes
 import subprocess
 import sys
@@ -224,12 +225,19 @@ def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
 
 
 @pytest.mark.slow
-def test_the_module_julia_imports_first_does_not_import_tensorflow() -> None:
-    # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves: importing
-    # TensorFlow there would bind its LLVM to Julia's, which hangs the process
-    code = "import sys, devplace.bridge.transports.inprocess; print(sorted(sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "tensorflow" not in out.stdout
+def test_the_module_julia_imports_first_imports_nothing_heavy() -> None:
+    # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves (importing
+    # TensorFlow there would bind its LLVM to Julia's, which hangs the process), and TensorFlow's
+    # import begins once it has loaded: numpy and devplace's own modules load in the background
+    for module in ("startup", "inprocess"):
+        code = f"import sys, devplace.bridge.transports.{module}; print(sorted(sys.modules))"
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        loaded = set(ast.literal_eval(out.stdout))
+        assert "tensorflow" not in loaded, module
+        if module == "startup":
+            assert not {"numpy", "devplace.bridge.transports.inprocess"} & loaded
 
 
 def test_a_julia_device_function_is_called_without_messages() -> None:
