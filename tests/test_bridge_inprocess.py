@@ -224,20 +224,21 @@ def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
     assert "Cannot feed value of shape (3,)" in wire.decode(memoryview(failed[0])[1:])[1]
 
 
+def modules_loaded_by(module: str) -> set[str]:
+    """The modules a fresh Python has loaded after importing `module`."""
+    code = f"import sys, {module}; print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(ast.literal_eval(out.stdout))
+
+
 @pytest.mark.slow
 def test_the_module_julia_imports_first_imports_nothing_heavy() -> None:
     # DevPlace.jl imports it before `load` binds TensorFlow's libraries to themselves (importing
     # TensorFlow there would bind its LLVM to Julia's, which hangs the process), and TensorFlow's
     # import begins once it has loaded: numpy and devplace's own modules load in the background
-    for module in ("startup", "inprocess"):
-        code = f"import sys, devplace.bridge.transports.{module}; print(sorted(sys.modules))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        loaded = set(ast.literal_eval(out.stdout))
-        assert "tensorflow" not in loaded, module
-        if module == "startup":
-            assert not {"numpy", "devplace.bridge.transports.inprocess"} & loaded
+    first = modules_loaded_by("devplace.bridge.transports.startup")
+    assert not {"tensorflow", "numpy", "devplace.bridge.transports.inprocess"} & first
+    assert "tensorflow" not in modules_loaded_by("devplace.bridge.transports.inprocess")
 
 
 def test_a_julia_device_function_is_called_without_messages() -> None:
