@@ -62,6 +62,23 @@ def test_in_process_by_default_with_the_projects_julia(tmp_path: Path) -> None:
     assert NOTICE not in done.stderr, done.stderr
 
 
+def test_an_interpreter_whose_path_needs_quoting_serves_in_process(tmp_path: Path) -> None:
+    """Python's path and `sys.path` reach the interpreter in Julia's process as they are, with
+    quotes, spaces and letters outside ASCII in them."""
+    venv = tmp_path / "it's a vënv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(REPO / ".venv" / "bin" / "python")
+    (venv / "lib").symlink_to(REPO / ".venv" / "lib")
+    shutil.copy(REPO / ".venv" / "pyvenv.cfg", venv / "pyvenv.cfg")
+    code = CHECK + 'println("EXECUTABLE ", pyimport("sys").executable)\n'
+    python = str(venv / "bin" / "python")
+    done = run_check([require_julia()], tmp_path, "inprocess", {"DEVPLACE_PYTHON": python}, code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+    assert lines(done, "TRANSPORT") == ["inprocess"] and lines(done, "PID") == ["same"]
+    assert lines(done, "EXECUTABLE") == [python]
+
+
 def raw_julia() -> tuple[str, dict[str, str]]:
     """The Julia binary behind the project's launcher, and the library path it needs, without
     the launcher's preload of GCC's unwinder."""

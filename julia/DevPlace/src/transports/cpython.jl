@@ -10,16 +10,17 @@ const RTLD_GLOBAL = Sys.islinux() ? Cint(0x100) : Cint(0x8)
 """
     PythonFacts
 
-What the chosen interpreter says of itself (`python_facts`): its shared library, where its
-standard library lives, the `sys.path` it would use (the repository's `python/` included) and
-its executable.
+What the chosen interpreter says of itself (`python_facts`): its shared library, its prefix (where
+its standard library lives), its version, and `setup`, Python code that gives an interpreter
+started in Julia's process its `sys.path` (the repository's `python/` first) and `sys.executable`
+(written by the interpreter itself: Julia builds no Python literals).
 """
 struct PythonFacts
     executable::String
     libpython::String  # "" when the interpreter has no shared libpython
     home::String
-    path::Vector{String}
     version::String
+    setup::String
 end
 
 const FACTS_SCRIPT = """
@@ -31,31 +32,30 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
         if name and os.path.isfile(os.path.join(folder, name)):
             lib = os.path.join(folder, name)
             break
-path = ([sys.argv[1]] if sys.argv[1] else []) + sys.path[1:]
-print("\\0".join([sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3]]))
-print("\\0".join(path))
+path = ([sys.argv[1]] if sys.argv[1] else []) + [p for p in sys.path[1:] if p]
+setup = "sys.path[:] = %s\\nsys.executable = %s" % (ascii(path), ascii(sys.executable))
+print("\\0".join([sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3], setup]))
 """
 
 """
     python_facts(py, folder) -> PythonFacts
 
 Ask the interpreter `py` about itself, `folder` (\"\": none) first on its path; a `HostError`
-naming it if it does not answer (what it said is on stderr). A plain `read` of its output:
-Julia compiles little for it, and this comes before TensorFlow's import can begin.
+naming it if it does not answer (what it said is on stderr). A plain `read` of one line split
+once: this comes before TensorFlow's import can begin, and Julia compiles little for it.
 """
 function python_facts(py::String, folder::String)
     out = try
-        read(`$py -c $FACTS_SCRIPT $folder`, String)
+        read(Cmd([py, "-c", FACTS_SCRIPT, folder]), String)
     catch
         ""
     end
-    lines = split(out, '\n')
-    length(lines) >= 2 || throw(HostError(string(
+    fields = split(chomp(out), '\0')
+    length(fields) == 5 || throw(HostError(string(
         "could not ask the Python interpreter `", py, "` about itself (what it said, if ",
         "anything, is above). ", HINT_PYTHON)))
-    exe, lib, home, version = split(lines[1], '\0')
-    path = filter!(!isempty, String.(split(lines[2], '\0')))
-    return PythonFacts(exe, lib, home, path, version)
+    exe, lib, home, version, setup = fields
+    return PythonFacts(exe, lib, home, version, setup)
 end
 
 """
@@ -302,8 +302,3 @@ function py_builtin(name::String, fptr::Ptr{Cvoid}, flags::Cint)
                                                                 Ptr{Cvoid}), def, C_NULL, C_NULL),
                    "making the Julia callback")
 end
-
-"A Python string literal of `s` (for code run with `PyRun_SimpleString`)."
-py_literal(s::AbstractString) =
-    string("'", join(isascii(c) && (isletter(c) || isdigit(c) || c in "/._-+:@ ") ? string(c) :
-                     string("\\U", string(UInt32(c), base = 16, pad = 8)) for c in s), "'")

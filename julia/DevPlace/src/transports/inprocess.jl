@@ -117,11 +117,8 @@ function init_python(facts::PythonFacts)
     else
         ccall(api(:PyGILState_Ensure), Cint, ())  # someone else started it: hold the GIL here too
     end
-    paths = join((py_literal(p) for p in facts.path), ", ")
     keep_home = haskey(ENV, "PYTHONHOME") ? "" : "os.environ.pop('PYTHONHOME', None)\n"
-    code = string("import os, sys\n", keep_home,
-                  "sys.path[:] = [", paths, "]\n",
-                  "sys.executable = ", py_literal(facts.executable), "\n",
+    code = string("import os, sys\n", keep_home, facts.setup, "\n",
                   "sys.argv = ['']\n",
                   "sys.stdout.reconfigure(line_buffering=True)\n",
                   "import devplace.bridge.transports.startup as s\n",
