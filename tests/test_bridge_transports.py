@@ -62,21 +62,42 @@ def test_in_process_by_default_with_the_projects_julia(tmp_path: Path) -> None:
     assert NOTICE not in done.stderr, done.stderr
 
 
-def test_an_interpreter_whose_path_needs_quoting_serves_in_process(tmp_path: Path) -> None:
-    """Python's path and `sys.path` reach the interpreter in Julia's process as they are, with
-    quotes, spaces and letters outside ASCII in them."""
+SITE = (
+    CHECK
+    + """
+sys = pyimport("sys")
+println("EXECUTABLE ", sys.executable)
+println("PREFIX ", sys.prefix)
+println("PTH ", pyimport("os").environ.get("DEVPLACE_TEST_PTH", "not run"))
+"""
+)
+
+
+def test_in_process_python_starts_as_the_interpreter_does_where_its_path_needs_quoting(
+    tmp_path: Path,
+) -> None:
+    """A virtual environment whose path has a quote, a space and a letter outside ASCII: in
+    process, Python's executable, prefix and path are that environment's, and its own `.pth`
+    files run (not those of the Python it was made from), as in the host process."""
     venv = tmp_path / "it's a vënv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(REPO / ".venv" / "bin" / "python")
-    (venv / "lib").symlink_to(REPO / ".venv" / "lib")
     shutil.copy(REPO / ".venv" / "pyvenv.cfg", venv / "pyvenv.cfg")
-    code = CHECK + 'println("EXECUTABLE ", pyimport("sys").executable)\n'
+    real_site = next((REPO / ".venv" / "lib").glob("python3*/site-packages"))
+    site = venv / "lib" / real_site.parent.name / "site-packages"
+    site.mkdir(parents=True)
+    (site / "real.pth").write_text(f"{real_site}\n", encoding="utf-8")
+    (site / "marker.pth").write_text(
+        "import os, sys; os.environ['DEVPLACE_TEST_PTH'] = sys.prefix\n", encoding="utf-8"
+    )
     python = str(venv / "bin" / "python")
-    done = run_check([require_julia()], tmp_path, "inprocess", {"DEVPLACE_PYTHON": python}, code)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert lines(done, "VALUE") == ["[3.0, 6.0]"]
-    assert lines(done, "TRANSPORT") == ["inprocess"] and lines(done, "PID") == ["same"]
-    assert lines(done, "EXECUTABLE") == [python]
+    for transport in ("inprocess", "process"):
+        done = run_check([require_julia()], tmp_path, transport, {"DEVPLACE_PYTHON": python}, SITE)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert lines(done, "VALUE") == ["[3.0, 6.0]"]
+        assert lines(done, "TRANSPORT") == [transport]
+        assert lines(done, "EXECUTABLE") == [python]
+        assert lines(done, "PREFIX") == lines(done, "PTH") == [str(venv)]
 
 
 def raw_julia() -> tuple[str, dict[str, str]]:

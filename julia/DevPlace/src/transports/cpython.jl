@@ -11,16 +11,18 @@ const RTLD_GLOBAL = Sys.islinux() ? Cint(0x100) : Cint(0x8)
     PythonFacts
 
 What the chosen interpreter says of itself (`python_facts`): its shared library, its prefix (where
-its standard library lives), its version, and `setup`, Python code that gives an interpreter
-started in Julia's process its `sys.path` (the repository's `python/` first) and `sys.executable`
-(written by the interpreter itself: Julia builds no Python literals).
+its standard library lives), its version, and Python code that gives an interpreter started in
+Julia's process the same `sys.executable` (`set_executable`) and `sys.path` (`set_path`, the
+repository's `python/` first), written by the interpreter itself (Julia builds no Python
+literals).
 """
 struct PythonFacts
     executable::String
     libpython::String  # "" when the interpreter has no shared libpython
     home::String
     version::String
-    setup::String
+    set_executable::String
+    set_path::String
 end
 
 const FACTS_SCRIPT = """
@@ -33,8 +35,9 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
             lib = os.path.join(folder, name)
             break
 path = ([sys.argv[1]] if sys.argv[1] else []) + [p for p in sys.path[1:] if p]
-setup = "sys.path[:] = %s\\nsys.executable = %s" % (ascii(path), ascii(sys.executable))
-print("\\0".join([sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3], setup]))
+facts = [sys.executable, lib, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3]]
+code = ["sys.executable = " + ascii(sys.executable), "sys.path[:] = " + ascii(path)]
+print("\\0".join(facts + code))
 """
 
 """
@@ -51,11 +54,10 @@ function python_facts(py::String, folder::String)
         ""
     end
     fields = split(chomp(out), '\0')
-    length(fields) == 5 || throw(HostError(string(
+    length(fields) == 6 || throw(HostError(string(
         "could not ask the Python interpreter `", py, "` about itself (what it said, if ",
         "anything, is above). ", HINT_PYTHON)))
-    exe, lib, home, version, setup = fields
-    return PythonFacts(exe, lib, home, version, setup)
+    return PythonFacts(fields...)
 end
 
 """
@@ -74,6 +76,7 @@ function unwinder_library()
 end
 
 const PY_NONE = Ref(C_NULL)
+const PY_SET_PROGRAM_NAME = Ref(C_NULL)  # where this libpython still has it (deprecated in 3.11)
 const PY_TRUE = Ref(C_NULL)
 const PY_FLOAT_TYPE = Ref(C_NULL)
 const PY_LONG_TYPE = Ref(C_NULL)
@@ -115,6 +118,7 @@ function load_libpython(path::String)
     for name in API_NAMES
         getfield(PYAPI, name)[] = symbol(string(name))
     end
+    PY_SET_PROGRAM_NAME[] = ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), lib, "Py_SetProgramName")
     PY_NONE[] = symbol("_Py_NoneStruct")
     PY_TRUE[] = symbol("_Py_TrueStruct")
     PY_FLOAT_TYPE[] = symbol("PyFloat_Type")

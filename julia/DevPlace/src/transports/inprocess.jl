@@ -36,6 +36,7 @@ const TRANSPORT = Ref(:auto)  # see `set_transport`
 "Why Python cannot run in this process (\"\" while nothing says it cannot)."
 const REFUSED = Ref("")
 const PY_STARTED = Ref(false)
+const PROGRAM_NAME = Ref{Vector{Cwchar_t}}()  # `Py_SetProgramName`'s, alive as long as Python
 const PY_STARTUP = Ref(C_NULL)  # devplace.bridge.transports.startup
 const PY_MODULE = Ref(C_NULL)  # devplace.bridge.transports.inprocess (once TensorFlow has loaded)
 const PY_JULIA = Ref(C_NULL)   # `julia_entry` as a Python builtin
@@ -105,20 +106,34 @@ function start_python()
     return true
 end
 
+"""
+    init_python(facts)
+
+Start the loaded libpython as the interpreter `facts` describes starts: named as that program,
+so that `site` finds a virtual environment as it does there (its own site-packages and `.pth`
+files, `sys.prefix` the environment's, not those of the Python it was made from); then the
+import of TensorFlow and devplace begins on Python's thread.
+"""
 function init_python(facts::PythonFacts)
     if ccall(api(:Py_IsInitialized), Cint, ()) == 0
-        had_home = get(ENV, "PYTHONHOME", nothing)
-        ENV["PYTHONHOME"] = facts.home  # read once, while Python starts
-        try
+        if PY_SET_PROGRAM_NAME[] != C_NULL  # Python finds its home from it, as that program does
+            PROGRAM_NAME[] = Base.cconvert(Cwstring, facts.executable)  # kept: Python reads it later
+            ccall(PY_SET_PROGRAM_NAME[], Cvoid, (Ptr{Cwchar_t},), PROGRAM_NAME[])
             ccall(api(:Py_InitializeEx), Cvoid, (Cint,), 0)  # Julia keeps its signal handlers
-        finally
-            had_home === nothing ? delete!(ENV, "PYTHONHOME") : (ENV["PYTHONHOME"] = had_home)
+        else
+            had_home = get(ENV, "PYTHONHOME", nothing)
+            ENV["PYTHONHOME"] = facts.home  # read once, while Python starts
+            try
+                ccall(api(:Py_InitializeEx), Cvoid, (Cint,), 0)
+            finally
+                had_home === nothing ? delete!(ENV, "PYTHONHOME") : (ENV["PYTHONHOME"] = had_home)
+            end
         end
     else
         ccall(api(:PyGILState_Ensure), Cint, ())  # someone else started it: hold the GIL here too
     end
     keep_home = haskey(ENV, "PYTHONHOME") ? "" : "os.environ.pop('PYTHONHOME', None)\n"
-    code = string("import os, sys\n", keep_home, facts.setup, "\n",
+    code = string("import os, sys\n", keep_home, facts.set_executable, "\n", facts.set_path, "\n",
                   "sys.argv = ['']\n",
                   "sys.stdout.reconfigure(line_buffering=True)\n",
                   "import devplace.bridge.transports.startup as s\n",
