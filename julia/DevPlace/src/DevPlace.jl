@@ -143,7 +143,14 @@ function __init__()
     SHM_MIN[] = parse(Int, get(ENV, "DEVPLACE_SHM_MIN", string(SHM_MIN[])))
     atexit(() -> (stop_host(wait = false); retire_outbox(); finish_python()))
     Transports.COMPILE_BRIDGE[] = precompile_bridge
-    get(ENV, "DEVPLACE_PRESTART", "1") == "0" || @async prestart_host()
+    get(ENV, "DEVPLACE_PRESTART", "1") == "0" && return
+    ccall(:jl_generating_output, Cint, ()) == 1 && return  # loaded to precompile another package
+    try  # in process, TensorFlow's import begins now, not once a task has compiled its way there
+        in_process_wanted() && python_first()
+    catch err  # said again where the first call starts Python
+        err isa HostError || rethrow()
+    end
+    @async prestart_host()
 end
 
 end # module

@@ -171,7 +171,7 @@ first calls meanwhile, and start the peer once TensorFlow has loaded; a reason n
 process shows now.
 """
 function prestart_inprocess()
-    start_python() || return spawn_host()
+    python_first() || return Base.invokelatest(spawn_host)
     COMPILE_BRIDGE[]((InProcess,), () -> (yield(); python_loading()))  # the REPL stays responsive
     while python_loading()
         sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
@@ -219,7 +219,21 @@ The in-process peer once TensorFlow and devplace are loaded (at most `START_TIME
 seconds), or a host process where Python cannot run here (said why).
 """
 function start_inprocess()
-    start_python() || return spawn_host()
+    python_first() || return Base.invokelatest(spawn_host)
+    return Base.invokelatest(connect_inprocess)
+end
+
+"""
+    python_first() -> Bool
+
+`start_python()`, compiled and run before what its caller does next: Julia compiles the methods
+a method calls before it runs it, and compiling the peer's start first held TensorFlow's import
+back by 0.2 s.
+"""
+python_first() = Base.invokelatest(start_python)::Bool
+
+"The in-process peer, compiled while TensorFlow loads (`start_inprocess`)."
+function connect_inprocess()
     entries = (julia_entry_pointer(), julia_on_op_pointer(), julia_call_pointer())  # compiled now
     python_loading() && COMPILE_BRIDGE[]((InProcess,), python_loading)  # a script's first call
     why = with_gil() do

@@ -21,7 +21,10 @@ Choose how DevPlace reaches Python:
 - `:auto` (the default): in process wherever it can serve, else the process, with one line
   on stderr saying why.
 `ENV["DEVPLACE_TRANSPORT"]` (`inprocess`, `process` or `auto`) sets it when DevPlace loads. A
-running peer of the other kind is stopped: its Python objects are gone.
+running peer of the other kind is stopped: its Python objects are gone. In process, `using
+DevPlace` has already started Python and TensorFlow's import in Julia's process (unless
+`ENV["DEVPLACE_PRESTART"]` is "0"): to use the host process from the start, set the variable
+before `using`; chosen after, that Python stays loaded, unused.
 """
 function set_transport(t::Symbol)
     t in TRANSPORTS || throw(ArgumentError(string("unknown transport :", t, "; hint: one of ",
@@ -49,9 +52,10 @@ end
     prestart_host()
 
 Start the host in the background (`using DevPlace` does, unless `ENV["DEVPLACE_PRESTART"]` is
-"0", in a task that runs at the first pause, e.g. while the REPL waits for input), so that the
-first call only waits for what is left of its start-up. Never throws: a host that cannot start
-is reported by the first call.
+"0", in a task that runs at the first pause, e.g. while the REPL waits for input; in process,
+Python and TensorFlow's import have started during `using`), so that the first call only waits
+for what is left of its start-up. Never throws: a host that cannot start is reported by the
+first call.
 """
 function prestart_host()
     try
