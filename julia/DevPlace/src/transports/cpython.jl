@@ -118,7 +118,8 @@ function load_libpython(path::String)
     for name in API_NAMES
         getfield(PYAPI, name)[] = symbol(string(name))
     end
-    PY_SET_PROGRAM_NAME[] = ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), lib, "Py_SetProgramName")
+    PY_SET_PROGRAM_NAME[] =  # C_NULL where this libpython no longer has it
+        ccall(:dlsym, Ptr{Cvoid}, (Ptr{Cvoid}, Cstring), lib, "Py_SetProgramName")
     PY_NONE[] = symbol("_Py_NoneStruct")
     PY_TRUE[] = symbol("_Py_TrueStruct")
     PY_FLOAT_TYPE[] = symbol("PyFloat_Type")

@@ -117,7 +117,7 @@ import of TensorFlow and devplace begins on Python's thread.
 function init_python(facts::PythonFacts)
     if ccall(api(:Py_IsInitialized), Cint, ()) == 0
         if PY_SET_PROGRAM_NAME[] != C_NULL  # Python finds its home from it, as that program does
-            PROGRAM_NAME[] = Base.cconvert(Cwstring, facts.executable)  # kept: Python reads it later
+            PROGRAM_NAME[] = Base.cconvert(Cwstring, facts.executable)  # Python reads it later
             ccall(PY_SET_PROGRAM_NAME[], Cvoid, (Ptr{Cwchar_t},), PROGRAM_NAME[])
             ccall(api(:Py_InitializeEx), Cvoid, (Cint,), 0)  # Julia keeps its signal handlers
         else
@@ -133,7 +133,9 @@ function init_python(facts::PythonFacts)
         ccall(api(:PyGILState_Ensure), Cint, ())  # someone else started it: hold the GIL here too
     end
     keep_home = haskey(ENV, "PYTHONHOME") ? "" : "os.environ.pop('PYTHONHOME', None)\n"
-    code = string("import os, sys\n", keep_home, facts.set_executable, "\n", facts.set_path, "\n",
+    code = string("import os, sys\n", keep_home,
+                  facts.set_executable, "\n",
+                  facts.set_path, "\n",
                   "sys.argv = ['']\n",
                   "sys.stdout.reconfigure(line_buffering=True)\n",
                   "import devplace.bridge.transports.startup as s\n",
@@ -171,12 +173,14 @@ first calls meanwhile, and start the peer once TensorFlow has loaded; a reason n
 process shows now.
 """
 function prestart_inprocess()
-    python_first() || return Base.invokelatest(spawn_host)
-    COMPILE_BRIDGE[]((InProcess,), () -> (yield(); python_loading()))  # the REPL stays responsive
-    while python_loading()
-        sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
+    if python_first()
+        # the REPL stays responsive: other tasks run between methods
+        COMPILE_BRIDGE[]((InProcess,), () -> (yield(); python_loading()))
+        while python_loading()
+            sleep(0.05)  # not Python's join: that would hold up Julia's other tasks
+        end
     end
-    return start_inprocess()
+    return start_inprocess()  # the host process where Python cannot run here
 end
 
 "Is Python's thread still importing TensorFlow and devplace, within `START_TIMEOUT` of its start?"
