@@ -224,6 +224,37 @@ def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
     assert "Cannot feed value of shape (3,)" in wire.decode(memoryview(failed[0])[1:])[1]
 
 
+LOADING_FLAG_SCRIPT = """
+import ctypes, sys, threading
+sys.path.insert(0, sys.argv[1])
+import gate
+from devplace.bridge.transports import startup
+startup.load(["slow", "broken"])
+flag = ctypes.c_byte.from_address(startup.loading_flag())
+print(flag.value, startup.ready(0.05) is not None)  # importing `slow`: still 1, not ready
+gate.open.set()
+print(startup.ready(30), flag.value)
+"""
+
+
+@pytest.mark.slow
+def test_julia_sees_the_import_end_in_a_byte_it_reads_without_the_gil(tmp_path) -> None:
+    # DevPlace.jl waits for the import by reading that byte: asking Python instead waited for
+    # the GIL the import holds, up to 0.1 s each time, and made the import give it up
+    (tmp_path / "gate.py").write_text("import threading\nopen = threading.Event()\n")
+    (tmp_path / "slow.py").write_text("import gate\nassert gate.open.wait(30)\n")
+    (tmp_path / "broken.py").write_text("raise ImportError('no such library here')\n")
+    out = subprocess.run(
+        [sys.executable, "-c", LOADING_FLAG_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    # a failed import ends the wait too (1 -> 0), and `ready` says why in one line
+    assert out.stdout.splitlines() == ["1 True", "ImportError: no such library here 0"]
+
+
 def modules_loaded_by(module: str) -> set[str]:
     """The modules a fresh Python has loaded after importing `module`."""
     code = f"import sys, {module}; print(sorted(sys.modules))"

@@ -9,6 +9,7 @@ once, so TensorFlow's import begins before anything else of devplace (numpy incl
 
 from __future__ import annotations
 
+import array
 import atexit
 import importlib
 import os
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-__all__ = ["finish", "load", "loading", "ready"]
+__all__ = ["finish", "load", "loading_flag", "ready"]
 
 
 class _Loader:
@@ -26,6 +27,7 @@ class _Loader:
     def __init__(self, names: Sequence[str]) -> None:
         self.error: BaseException | None = None
         self.started = time.monotonic()
+        self.loading = array.array("b", [1])  # 0 once done: Julia reads it without the GIL
         self.thread = threading.Thread(target=self._load, args=(names,), name="devplace-load")
         self.thread.daemon = True
         self.thread.start()
@@ -36,6 +38,8 @@ class _Loader:
                 importlib.import_module(name)
         except BaseException as exc:  # noqa: BLE001 - reported by `ready`
             self.error = exc
+        finally:
+            self.loading[0] = 0
 
 
 _LOADER: _Loader | None = None
@@ -49,14 +53,12 @@ def load(names: Sequence[str]) -> None:
     _LOADER = _Loader(names)
 
 
-def loading(timeout: float) -> bool:
-    """Is `load` still importing, less than `timeout` seconds after it began? (Julia waits so,
-    without blocking its other tasks, before `ready`.)"""
-    return (
-        _LOADER is not None
-        and _LOADER.thread.is_alive()
-        and time.monotonic() < _LOADER.started + timeout
-    )
+def loading_flag() -> int:
+    """The address of a byte that stays 1 while `load` imports and becomes 0 when it is done:
+    Julia waits for it so, reading it without the GIL (which the import holds for up to 0.1 s
+    at a time, and a thread asking for it makes the import give it up)."""
+    assert _LOADER is not None, "load() first"
+    return _LOADER.loading.buffer_info()[0]
 
 
 def ready(timeout: float) -> str | None:
