@@ -8,7 +8,8 @@ visible switch, not a private one. It happens when devplace first needs TensorFl
 `tf.executing_eagerly()` is False and eager-only calls fail with `EagerExecutionError` saying
 why (docs/design.md, "TF2 code").
 
-This is the one devplace module that imports TensorFlow, and the one door to TensorFlow's
+TensorFlow loads without the Keras it would load at once (0.6 s here): `tf.keras` loads it on
+first use. This is the one devplace module that imports TensorFlow, and the one door to TensorFlow's
 private parts: other modules reach them through the named functions at its end, and
 `INTERNALS` lists every private name those use. TF's C++ log is kept off the console:
 `TF_CPP_MIN_LOG_LEVEL` defaults to 2 before TF loads (TF reads it only then), and what TF writes
@@ -18,11 +19,13 @@ sorted. `DEVPLACE_TF_LOG=1` shows TensorFlow's log as it comes instead.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from devplace.adapter._fdcapture import capture_fds
@@ -110,13 +113,39 @@ def gpu_lines(text: str) -> list[str]:
     return found
 
 
+#: What TensorFlow's import loads of Keras at once (`TF_USE_LEGACY_KERAS` picks the second):
+#: Keras' optimizers, so that they register for SavedModel loading, and with them all of Keras
+#: and matplotlib's pyplot (0.6 s of TensorFlow's 2.4 s here).
+_KERAS_EAGER_LOADS = frozenset({"keras.src.optimizers", "tf_keras.src.optimizers"})
+
+
+@contextlib.contextmanager
+def _keras_on_first_use() -> Iterator[None]:
+    """TensorFlow's import without its eager load of Keras: devplace's graphs do not use it, and
+    `tf.keras` (TensorFlow's lazy loader) loads all of Keras, optimizers included, on first
+    use. TensorFlow imports them with `importlib.import_module` and goes on where that raises
+    `ImportError`."""
+    import_module = importlib.import_module
+
+    def deferring_keras(name: str, package: str | None = None) -> Any:
+        if name in _KERAS_EAGER_LOADS:
+            raise ImportError(f"{name}: loaded on first use of tf.keras (devplace)")
+        return import_module(name, package)
+
+    importlib.import_module = deferring_keras
+    try:
+        yield
+    finally:
+        importlib.import_module = import_module
+
+
 _loading = None
 try:
     # Listing the GPUs here runs cuInit inside the capture (its error on driverless machines
     # would otherwise land on stderr at the first Session) and only enumerates: memory options
     # set later still act. The TF internals devplace uses are imported here too, so that no
     # devplace module loads TensorFlow outside this capture.
-    with capture_fds((2,)) as _loading:
+    with capture_fds((2,)) as _loading, _keras_on_first_use():
         import tensorflow as _tensorflow
         from tensorflow.python.client import timeline as _timeline
         from tensorflow.python.eager import context as _context
