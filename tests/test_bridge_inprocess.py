@@ -225,7 +225,7 @@ def test_a_run_with_feeds_reads_julias_arrays_where_they_are(peer) -> None:
 
 
 LOADING_FLAG_SCRIPT = """
-import ctypes, sys, threading
+import ctypes, sys
 sys.path.insert(0, sys.argv[1])
 import gate
 from devplace.bridge.transports import startup
